@@ -1,0 +1,91 @@
+// Command critsec checks, simulates and runs distributed critical-section
+// algorithms: mutual exclusion, k-mutual exclusion, l-mutual inclusion and
+// the global (l,k)-CS problem. See README.md.
+//
+// Each subcommand lives in its own file and adds itself to rootCmd in init.
+// Exit status: 0 success, 1 a violation or failure found by the run, 2 bad
+// input (refused before anything runs).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+var rootCmd = &cobra.Command{
+	Use:   "critsec",
+	Short: "Check, simulate and run distributed critical-section algorithms",
+	Long: `critsec makes the distributed critical-section family real: mutual exclusion,
+k-mutual exclusion, l-mutual inclusion and the global (l,k)-CS problem
+("at least l and at most k processes in the critical section at any time").
+Every algorithm is one deterministic state machine, driven by a model checker
+(check), a discrete-event simulator (sim) and trace tools (trace).`,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+var versionCmd = &cobra.Command{
+	Use:   "version",
+	Short: "Print critsec's version",
+	Args:  cobra.NoArgs,
+	Run: func(cmd *cobra.Command, _ []string) {
+		fmt.Fprintf(cmd.OutOrStdout(), "critsec %s\n", version)
+	},
+}
+
+func init() {
+	rootCmd.AddCommand(versionCmd)
+	rootCmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+}
+
+// usageError marks bad input: the command exits with status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// badInput returns a usageError with a formatted message.
+func badInput(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// failure marks a run that completed and found a problem (a violation): the
+// command exits with status 1 after printing its report.
+var errFailure = errors.New("failure")
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	rootCmd.SetArgs(args)
+	err := rootCmd.Execute()
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errFailure):
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "critsec:", err)
+	var u usageError
+	if errors.As(err, &u) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// isCobraUsage recognizes cobra's own errors for unknown commands and bad
+// arguments, which it returns as plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires ", "unknown flag", "unknown shorthand", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,75 @@
+package cs
+
+import "fmt"
+
+// Params are the parameters every algorithm of the CS family is built from.
+// Not every algorithm uses every field; each algorithm's constructor validates
+// the fields it uses and says which one is wrong.
+type Params struct {
+	// N is the number of processes; ids run from 1 to N.
+	N int
+	// L is the lower bound: at least L processes InCS (mutual inclusion).
+	L int
+	// K is the upper bound: at most K processes InCS (mutual exclusion).
+	K int
+	// Quorums[i-1] is Q_i, the quorum process i uses (quorum-based
+	// algorithms only; see package coterie).
+	Quorums [][]ID
+	// Initial lists the processes InCS in the initial configuration; the
+	// others start OutCS.
+	Initial []ID
+}
+
+// InitiallyInCS reports whether id is InCS in the initial configuration.
+func (p Params) InitiallyInCS(id ID) bool {
+	for _, x := range p.Initial {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Quorum returns Q_id, or nil when no quorums are set.
+func (p Params) Quorum(id ID) []ID {
+	if int(id) < 1 || int(id) > len(p.Quorums) {
+		return nil
+	}
+	return p.Quorums[id-1]
+}
+
+// CheckSize returns an error unless 1 <= N and 0 <= L < K <= N: the
+// parameters of the global (l,k)-CS problem (Definition 2 of the global paper).
+func (p Params) CheckSize() error {
+	switch {
+	case p.N < 1:
+		return fmt.Errorf("n = %d is out of range: need n >= 1", p.N)
+	case p.K < 1 || p.K > p.N:
+		return fmt.Errorf("k = %d is out of range: need 1 <= k <= n (n = %d)", p.K, p.N)
+	case p.L < 0:
+		return fmt.Errorf("l = %d is out of range: need l >= 0", p.L)
+	case p.L >= p.K:
+		return fmt.Errorf("l = %d is out of range: need l < k (k = %d); at l = k no process could ever exit", p.L, p.K)
+	}
+	return nil
+}
+
+// CheckInitial returns an error unless every id in Initial is in 1..N, none is
+// repeated, and lo <= len(Initial) <= hi: the initial configuration must be
+// safe (Definition 2 of the global paper assumes a safe C_0).
+func (p Params) CheckInitial(lo, hi int) error {
+	seen := make([]bool, p.N+1)
+	for _, id := range p.Initial {
+		if id < 1 || int(id) > p.N {
+			return fmt.Errorf("initial: unknown process id %d: ids run from 1 to n = %d", id, p.N)
+		}
+		if seen[id] {
+			return fmt.Errorf("initial: process %d is listed twice", id)
+		}
+		seen[id] = true
+	}
+	if c := len(p.Initial); c < lo || c > hi {
+		return fmt.Errorf("initial: %d processes InCS is unsafe: the initial configuration needs between %d and %d processes InCS", c, lo, hi)
+	}
+	return nil
+}
