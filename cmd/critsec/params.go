@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"critsec/alg"
+	"critsec/cs"
+)
+
+// problemFlags are the flags every runtime command (sim, check, ...) shares:
+// which algorithm, on how many processes, with which bounds, coterie and
+// initial configuration.
+type problemFlags struct {
+	alg     string
+	n, l, k int
+	coterie string
+	initial string
+}
+
+// addProblemFlags registers the shared flags on cmd with the given defaults.
+func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n, l, k int) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
+	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
+	fs.IntVar(&f.l, "l", l, "lower bound: at least l processes InCS (0 <= l < k); 0 for pure exclusion algorithms")
+	fs.IntVar(&f.k, "k", k, "upper bound: at most k processes InCS (1 <= k <= n)")
+	fs.StringVar(&f.coterie, "coterie", "majority", "coterie for quorum-based algorithms: majority, grid, or a file (one quorum per line)")
+	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5 (default: the algorithm's documented safe configuration)")
+}
+
+// problem is a resolved, validated problem instance.
+type problem struct {
+	alg     alg.Algorithm
+	params  cs.Params
+	coterie string // name of the coterie, "" when the algorithm uses none
+	lo, hi  int    // the bounds the algorithm guarantees
+}
+
+// resolve validates the flags and builds the problem; every error is a
+// usageError naming the flag, the value and the allowed range.
+func (f *problemFlags) resolve() (problem, error) {
+	a, err := alg.Lookup(f.alg)
+	if err != nil {
+		return problem{}, badInput("--alg: %v", err)
+	}
+	switch {
+	case f.n < 1:
+		return problem{}, badInput("--n %d is out of range: need n >= 1", f.n)
+	case f.k < 1 || f.k > f.n:
+		return problem{}, badInput("--k %d is out of range: need 1 <= k <= n (n = %d)", f.k, f.n)
+	case f.l < 0:
+		return problem{}, badInput("--l %d is out of range: need l >= 0", f.l)
+	case f.l >= f.k:
+		return problem{}, badInput("--l %d is out of range: need l < k (k = %d); with l = k no process could ever exit", f.l, f.k)
+	}
+	p := cs.Params{N: f.n, L: f.l, K: f.k}
+	pr := problem{alg: a}
+	if a.Quorums {
+		q, name, err := quorumsFor(f.coterie, f.n)
+		if err != nil {
+			return problem{}, badInput("--coterie %s: %v", f.coterie, err)
+		}
+		p.Quorums, pr.coterie = q, name
+	}
+	if f.initial == "" {
+		p.Initial = a.DefaultInitial(p)
+	} else {
+		p.Initial, err = parseIDs(f.initial)
+		if err != nil {
+			return problem{}, badInput("--initial %q: %v", f.initial, err)
+		}
+	}
+	pr.lo, pr.hi = a.Bounds(p)
+	if err := p.CheckInitial(pr.lo, pr.hi); err != nil {
+		return problem{}, badInput("--initial %q: %v", f.initial, err)
+	}
+	pr.params = p
+	return pr, nil
+}
+
+// machines builds the machines of processes 1..n; construction errors are
+// bad input (the algorithm refused the parameters).
+func (pr problem) machines() ([]cs.Machine, error) {
+	ms, err := pr.alg.New(pr.params)
+	if err != nil {
+		return nil, badInput("--alg %s: %v", pr.alg.Name, err)
+	}
+	return ms, nil
+}
+
+// quorumsFor resolves the --coterie flag to Q_1..Q_n and a display name.
+var quorumsFor = func(name string, n int) ([][]cs.ID, string, error) {
+	return nil, "", fmt.Errorf("coteries are not available yet")
+}
+
+func parseIDs(s string) ([]cs.ID, error) {
+	var ids []cs.ID
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a process id: want comma-separated integers like 1,2,5", f)
+		}
+		ids = append(ids, cs.ID(v))
+	}
+	return ids, nil
+}
