@@ -1,0 +1,214 @@
+// Package gcs implements (l,k)-GCS, the algorithm for the global (l,k)-critical
+// section problem (at least l and at most k processes InCS, 0 <= l < k <= n)
+// of Kamei and Kakugawa, "Asynchronous message-passing distributed algorithm
+// for the global critical section problem" (2019), section 5, Algorithm 3.
+//
+// A process owns two CS objects: lmin = MUTIN(l) (package mutin) and
+// kmex = Co(MUTIN(n-k)), k-mutual exclusion by the complementary theorem
+// (package kmutex). Exit is lmin.Exit() then kmex.Exit(); Entry is
+// kmex.Entry() then lmin.Entry(). As section 5 says, the process's own state
+// changes right after lmin.Exit() (resp. kmex.Entry()) completes, before
+// kmex.Exit() (resp. lmin.Entry()), which never block. In every configuration
+// the invariant #G_i >= #L_i and #G_i <= #K_i of Lemma 8 holds, so
+// l <= #L <= #G <= #K <= k.
+//
+// The children's messages travel in cs.Tagged envelopes with tags "lmin" and
+// "kmex". Deviations: those of package mutin (the default mutin.Fixed variant
+// forwards every Release to an outstanding Query; see docs/global-lk-cs.md).
+package gcs
+
+import (
+	"fmt"
+
+	"critsec/alg/kmutex"
+	"critsec/alg/mutin"
+	"critsec/cs"
+)
+
+// Name is the algorithm's name in the CLI, the registry and traces.
+const Name = "gcs"
+
+// Tags of the children's messages.
+const (
+	LminTag = "lmin"
+	KmexTag = "kmex"
+)
+
+// phase is the statement of Algorithm 3 a request is at.
+type phase uint8
+
+const (
+	idle      phase = iota
+	exitLmin        // Exit: lmin.Exit() in progress
+	exitKmex        // Exit: kmex.Exit() in progress (state_i is OutCS)
+	entryKmex       // Entry: kmex.Entry() in progress
+	entryLmin       // Entry: lmin.Entry() in progress (state_i is InCS)
+)
+
+// Machine is process P_i's part of (l,k)-GCS.
+type Machine struct {
+	i          cs.ID
+	state      cs.State
+	phase      phase
+	lmin, kmex cs.Machine
+}
+
+// Validate checks p for (l,k)-GCS: 0 <= l < k <= n, the quorums form a
+// coterie, and between l and k processes are InCS initially.
+func Validate(p cs.Params) error {
+	if err := p.CheckSize(); err != nil {
+		return err
+	}
+	if err := mutin.ValidateQuorums(p.N, p.Quorums); err != nil {
+		return err
+	}
+	return p.CheckInitial(p.L, p.K)
+}
+
+// New returns the machines of processes 1..n, in order. Both children use o.
+// Initially GCS.state_i = lmin.state_i = kmex.state_i (section 5).
+func New(p cs.Params, o mutin.Options) ([]cs.Machine, error) {
+	if err := Validate(p); err != nil {
+		return nil, err
+	}
+	lmin, err := mutin.New(cs.Params{N: p.N, L: p.L, Quorums: p.Quorums, Initial: p.Initial}, o)
+	if err != nil {
+		return nil, fmt.Errorf("gcs: lmin: %w", err)
+	}
+	kmex, err := kmutex.New(cs.Params{N: p.N, K: p.K, Quorums: p.Quorums, Initial: p.Initial}, o)
+	if err != nil {
+		return nil, fmt.Errorf("gcs: kmex: %w", err)
+	}
+	ms := make([]cs.Machine, p.N)
+	for i := range ms {
+		m := &Machine{i: cs.ID(i + 1), lmin: lmin[i], kmex: kmex[i]}
+		m.state = m.lmin.State()
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// Self is P_i.
+func (m *Machine) Self() cs.ID { return m.i }
+
+// State is state_i.
+func (m *Machine) State() cs.State { return m.state }
+
+// Pending is the request in progress. It includes the non-blocking second
+// call of each method, so a new request waits until both children are idle.
+func (m *Machine) Pending() cs.Op {
+	switch m.phase {
+	case exitLmin, exitKmex:
+		return cs.Exit
+	case entryKmex, entryLmin:
+		return cs.Entry
+	}
+	return cs.None
+}
+
+// Lmin and Kmex return the children (for tests and inspection).
+func (m *Machine) Lmin() cs.Machine { return m.lmin }
+
+// Kmex returns the k-mutual-exclusion child Co(MUTIN(n-k)).
+func (m *Machine) Kmex() cs.Machine { return m.kmex }
+
+func (m *Machine) lminEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LminTag} }
+func (m *Machine) kmexEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: KmexTag} }
+
+// Exit is Exit() of Algorithm 3: lmin.Exit() (Request), then kmex.Exit()
+// (Release).
+func (m *Machine) Exit(env cs.Env) error {
+	if err := cs.CheckCall(m, cs.Exit); err != nil {
+		return err
+	}
+	if err := m.lmin.Exit(m.lminEnv(env)); err != nil {
+		return fmt.Errorf("gcs: P%d: lmin.Exit: %w", m.i, err)
+	}
+	m.phase = exitLmin
+	return m.advance(env)
+}
+
+// Entry is Entry() of Algorithm 3: kmex.Entry() (Request), then lmin.Entry()
+// (Release).
+func (m *Machine) Entry(env cs.Env) error {
+	if err := cs.CheckCall(m, cs.Entry); err != nil {
+		return err
+	}
+	if err := m.kmex.Entry(m.kmexEnv(env)); err != nil {
+		return fmt.Errorf("gcs: P%d: kmex.Entry: %w", m.i, err)
+	}
+	m.phase = entryKmex
+	return m.advance(env)
+}
+
+// idleIn reports whether child c has completed its request and is in state s.
+func idleIn(c cs.Machine, s cs.State) bool { return c.Pending() == cs.None && c.State() == s }
+
+// advance re-tests the child call the request waits on and, when it has
+// completed, performs the next statement of Algorithm 3.
+func (m *Machine) advance(env cs.Env) error {
+	for {
+		switch {
+		case m.phase == exitLmin && idleIn(m.lmin, cs.OutCS):
+			m.state = cs.OutCS
+			env.Changed(cs.OutCS)
+			if err := m.kmex.Exit(m.kmexEnv(env)); err != nil {
+				return fmt.Errorf("gcs: P%d: kmex.Exit: %w", m.i, err)
+			}
+			m.phase = exitKmex
+		case m.phase == exitKmex && idleIn(m.kmex, cs.OutCS):
+			m.phase = idle
+		case m.phase == entryKmex && idleIn(m.kmex, cs.InCS):
+			m.state = cs.InCS
+			env.Changed(cs.InCS)
+			if err := m.lmin.Entry(m.lminEnv(env)); err != nil {
+				return fmt.Errorf("gcs: P%d: lmin.Entry: %w", m.i, err)
+			}
+			m.phase = entryLmin
+		case m.phase == entryLmin && idleIn(m.lmin, cs.InCS):
+			m.phase = idle
+		default:
+			return nil
+		}
+	}
+}
+
+// Receive routes a child's message by its tag, then re-tests the wait.
+func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
+	t, ok := msg.(cs.Tagged)
+	if !ok {
+		return cs.Unexpected(m.i, from, msg)
+	}
+	var err error
+	switch t.Tag {
+	case LminTag:
+		err = m.lmin.Receive(m.lminEnv(env), from, t.Msg)
+	case KmexTag:
+		err = m.kmex.Receive(m.kmexEnv(env), from, t.Msg)
+	default:
+		return cs.Unexpected(m.i, from, msg)
+	}
+	if err != nil {
+		return err
+	}
+	return m.advance(env)
+}
+
+// Clone returns a deep copy.
+func (m *Machine) Clone() cs.Machine {
+	c := *m
+	c.lmin = m.lmin.Clone()
+	c.kmex = m.kmex.Clone()
+	return &c
+}
+
+// AppendState appends state_i, the request's phase and both children's
+// states (each child's encoding is self-delimiting).
+func (m *Machine) AppendState(b []byte) []byte {
+	b = append(b, byte(m.state), byte(m.phase))
+	b = m.lmin.AppendState(b)
+	return m.kmex.AppendState(b)
+}
+
+// String names the algorithm.
+func (m *Machine) String() string { return Name }

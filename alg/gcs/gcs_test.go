@@ -1,0 +1,102 @@
+package gcs_test
+
+import (
+	"strings"
+	"testing"
+
+	"critsec/alg/gcs"
+	"critsec/alg/mutin"
+	"critsec/alg/raymond"
+	"critsec/cs"
+	"critsec/internal/cstest"
+)
+
+// arcs returns the quorums Q_i = {P_i, ..., P_i+n/2} (ids mod n), which
+// pairwise intersect.
+func arcs(n int) [][]cs.ID {
+	qs := make([][]cs.ID, n)
+	for i := range qs {
+		for d := 0; d <= n/2; d++ {
+			qs[i] = append(qs[i], cs.ID((i+d)%n+1))
+		}
+	}
+	return qs
+}
+
+func firstIDs(c int) []cs.ID {
+	ids := make([]cs.ID, c)
+	for i := range ids {
+		ids[i] = cs.ID(i + 1)
+	}
+	return ids
+}
+
+func TestRandomSchedules(t *testing.T) {
+	seeds := uint64(20)
+	if testing.Short() {
+		seeds = 5
+	}
+	for n := 3; n <= 9; n++ {
+		for _, lk := range [][2]int{{0, 1}, {0, n}, {1, 2}, {1, n}, {n / 2, n/2 + 1}, {1, n - 1}, {n - 1, n}} {
+			l, k := lk[0], lk[1]
+			for _, c := range []int{l, k} {
+				for seed := uint64(1); seed <= seeds; seed++ {
+					p := cs.Params{N: n, L: l, K: k, Quorums: arcs(n), Initial: firstIDs(c)}
+					ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+					if err != nil {
+						t.Fatal(err)
+					}
+					net := cstest.New(ms, l, k, seed)
+					if err := net.Run(30 * n); err != nil {
+						t.Errorf("n=%d l=%d k=%d initial=%d seed=%d: %v", n, l, k, c, seed, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := map[string]cs.Params{
+		"l = k":          {N: 3, L: 2, K: 2, Quorums: arcs(3), Initial: []cs.ID{1, 2}},
+		"k > n":          {N: 3, L: 1, K: 4, Quorums: arcs(3), Initial: []cs.ID{1}},
+		"too few InCS":   {N: 3, L: 1, K: 2, Quorums: arcs(3)},
+		"too many InCS":  {N: 3, L: 0, K: 2, Quorums: arcs(3), Initial: []cs.ID{1, 2, 3}},
+		"missing quorum": {N: 3, L: 0, K: 2, Quorums: arcs(2)},
+	}
+	for name, p := range bad {
+		if _, err := gcs.New(p, mutin.Options{Mx: raymond.New}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestPaperDeadlocks: with Algorithms 1-2 as published, (l,k)-GCS deadlocks
+// on random schedules for n = 5, l = 2, k = 3 (the querier of lmin never
+// hears of a process whose Release reached its quorum member after another
+// Release had used up that member's single Response2; see package mutin and
+// docs/global-lk-cs.md). The Fixed variant runs the same seeds to the end.
+func TestPaperDeadlocks(t *testing.T) {
+	stuck := map[mutin.Variant]int{}
+	for _, v := range []mutin.Variant{mutin.Paper, mutin.Fixed} {
+		for seed := uint64(1); seed <= 20; seed++ {
+			p := cs.Params{N: 5, L: 2, K: 3, Quorums: arcs(5), Initial: firstIDs(2)}
+			ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cstest.New(ms, 2, 3, seed).Run(300)
+			switch {
+			case err == nil:
+			case strings.HasPrefix(err.Error(), "stuck"):
+				stuck[v]++
+			default:
+				t.Fatalf("%v seed %d: %v", v, seed, err)
+			}
+		}
+	}
+	if stuck[mutin.Paper] == 0 || stuck[mutin.Fixed] != 0 {
+		t.Fatalf("runs stuck out of 20: paper %d (want > 0), fixed %d (want 0)", stuck[mutin.Paper], stuck[mutin.Fixed])
+	}
+	t.Logf("runs stuck out of 20: paper %d, fixed %d", stuck[mutin.Paper], stuck[mutin.Fixed])
+}
