@@ -75,7 +75,6 @@ func (s *lockstep) quiesce() {
 	}
 }
 
-
 // TestUncontendedCost measures, in the paper's timing model, one Exit+Entry
 // pair of a process that nobody competes with, and checks it against
 // Lemmas 3 and 4 (with Ricart-Agrawala as mx: 2(n-1) messages and 2 time
