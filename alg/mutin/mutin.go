@@ -19,6 +19,11 @@
 //     Query is outstanding is forwarded. The published rule (one Response2
 //     per Query) can lose the Release the querier still needs; the
 //     counterexample is in docs/global-lk-cs.md and mutin_test.go.
+//   - currentInCS_i and ackFrom_i are also cleared when Exit() completes (the
+//     paper clears them when the next Exit() starts). Nothing reads them in
+//     between: every Response1/Response2 for a Query travels before the
+//     sender's Ack on the same FIFO link. This only merges states that
+//     behave alike, which shrinks the model checker's state space.
 //   - The paper's "mx.Exit(); state := OutCS" is taken to complete when mx's
 //     Exit completes (it does so at once for Maekawa and Ricart-Agrawala).
 //   - Messages from a process that should not send them (a Query, Acquire or
@@ -291,6 +296,11 @@ func (m *Machine) advance(env cs.Env) error {
 			if m.mx.State() != cs.OutCS || m.mx.Pending() != cs.None {
 				return nil
 			}
+			// currentInCS_i and ackFrom_i are not read again before the
+			// next Exit resets them; clearing them now keeps equal
+			// behaviours equal states for the model checker.
+			m.currentInCS.Clear()
+			m.ackFrom.Clear()
 			m.phase = idle
 			m.state = cs.OutCS
 			env.Changed(cs.OutCS)
