@@ -56,6 +56,58 @@ func TestRandomSchedules(t *testing.T) {
 	}
 }
 
+// grid returns the grid coterie of Example 2 for n = s*s: Q_i is the row and
+// the column of P_i.
+func grid(s int) [][]cs.ID {
+	qs := make([][]cs.ID, s*s)
+	for i := range qs {
+		x, y := i%s, i/s
+		for j := 0; j < s; j++ {
+			qs[i] = append(qs[i], cs.ID(j+y*s+1))
+			if j != y {
+				qs[i] = append(qs[i], cs.ID(x+j*s+1))
+			}
+		}
+	}
+	return qs
+}
+
+// TestOtherCoteries runs (l,k)-GCS on grid coteries and on a coterie whose
+// quorums do not contain their owner (every Q_i = {P_1, P_2}).
+func TestOtherCoteries(t *testing.T) {
+	central := func(n int) [][]cs.ID {
+		qs := make([][]cs.ID, n)
+		for i := range qs {
+			qs[i] = []cs.ID{1, 2}
+		}
+		return qs
+	}
+	cases := []struct {
+		name    string
+		quorums [][]cs.ID
+		l, k    int
+	}{
+		{"grid4", grid(2), 1, 3},
+		{"grid9", grid(3), 2, 6},
+		{"grid16", grid(4), 3, 8},
+		{"central5", central(5), 1, 3},
+		{"central5-mutex", central(5), 0, 1},
+	}
+	for _, c := range cases {
+		n := len(c.quorums)
+		for seed := uint64(1); seed <= 5; seed++ {
+			p := cs.Params{N: n, L: c.l, K: c.k, Quorums: c.quorums, Initial: firstIDs(c.l)}
+			ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cstest.New(ms, c.l, c.k, seed).Run(20 * n); err != nil {
+				t.Errorf("%s seed %d: %v", c.name, seed, err)
+			}
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	bad := map[string]cs.Params{
 		"l = k":          {N: 3, L: 2, K: 2, Quorums: arcs(3), Initial: []cs.ID{1, 2}},
