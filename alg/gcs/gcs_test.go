@@ -152,3 +152,25 @@ func TestPaperDeadlocks(t *testing.T) {
 	}
 	t.Logf("runs stuck out of 20: paper %d, fixed %d", stuck[mutin.Paper], stuck[mutin.Fixed])
 }
+
+// TestLargeN runs (l,k)-GCS with n up to 100 on random schedules, the bounds
+// checked after every step (long; skipped with -short).
+func TestLargeN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: n up to 100")
+	}
+	for _, n := range []int{20, 50, 100} {
+		for _, lk := range [][2]int{{1, n - 1}, {n / 3, 2 * n / 3}, {n/2 - 1, n/2 + 1}} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				p := cs.Params{N: n, L: lk[0], K: lk[1], Quorums: arcs(n), Initial: firstIDs(lk[0])}
+				ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cstest.New(ms, lk[0], lk[1], seed).Run(4 * n); err != nil {
+					t.Errorf("n=%d l=%d k=%d seed=%d: %v", n, lk[0], lk[1], seed, err)
+				}
+			}
+		}
+	}
+}
