@@ -1,0 +1,251 @@
+// Package check is critsec's explicit-state model checker. It explores every
+// interleaving of a set of machines (one per process) breadth-first:
+// delivering a message in transit, letting an idle process call Entry or Exit
+// within a per-process budget, and, for the fault-tolerant algorithms,
+// crashing a process and producing failure-detector outputs. It checks the
+// safety bounds lo <= #InCS <= hi after every state change, the CS method
+// invocation convention (Definition 1 of Kamei and Kakugawa's global
+// (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
+// when one of them fails. docs/checker.md defines exactly what is explored
+// and what a deadlock is under a budget.
+//
+// Use:
+//
+//	ms, _ := raymond.New(cs.Params{N: 3, K: 2})
+//	res, err := check.Run(check.Config{Machines: ms, Lo: 0, Hi: 2, Budget: 2})
+//	if err != nil { ... }            // bad configuration
+//	if res.Verdict != check.OK { ... } // res.Violation.Path is the shortest path
+package check
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"critsec/cs"
+	"critsec/trace"
+)
+
+// Verdict is the outcome of a run.
+type Verdict string
+
+const (
+	// OK: every reachable state was explored and no property failed.
+	OK Verdict = "ok"
+	// Violated: a property failed; Result.Violation says which and how.
+	Violated Verdict = "violation"
+	// Incomplete: a limit (MaxStates, Timeout, DeadlockStates) stopped the
+	// run before it could decide. Never read it as ok.
+	Incomplete Verdict = "incomplete"
+)
+
+// Kinds of violations.
+const (
+	// KindBounds: #InCS left lo..hi after a state change.
+	KindBounds = "bounds"
+	// KindConvention: a machine refused an Entry or Exit the checker made
+	// according to the invocation convention, or reported a state change
+	// that does not match its State() (the convention seen from the caller).
+	KindConvention = "convention"
+	// KindError: a machine returned an error from Receive, Suspect or Trust
+	// (a message or detector input it cannot handle).
+	KindError = "error"
+	// KindDeadlock: a pending request that no continuation can complete
+	// (docs/checker.md, "Deadlock under a budget").
+	KindDeadlock = "deadlock"
+)
+
+// Config describes one model-checking problem.
+type Config struct {
+	// Machines are processes 1..n in order (Machines[i].Self() == i+1), in
+	// their initial state. Run clones them and never modifies them.
+	Machines []cs.Machine
+	// Lo and Hi are the bounds lo <= #InCS <= hi checked after every state
+	// change; #InCS counts live (not crashed) processes.
+	Lo, Hi int
+	// Budget is how many Entry/Exit calls each process may make (2 = one
+	// entry/exit cycle). It bounds the otherwise infinite state space.
+	Budget int
+	// Unordered lets a channel deliver any of its messages, not only the
+	// oldest (the default is per-link FIFO).
+	Unordered bool
+	// Crashes is how many processes may crash (crash-stop). A crashed
+	// process takes no further step; messages to it are dropped; messages
+	// it sent before crashing stay in transit and are delivered.
+	Crashes int
+	// Detector is the failure-detector class whose outputs are explored for
+	// machines that implement cs.Detecting; nil means no detector outputs.
+	Detector Detector
+	// MaxStates stops the run (Incomplete) once this many distinct states
+	// were found; 0 means no limit.
+	MaxStates int
+	// Timeout stops the run (Incomplete) after this long; 0 means none.
+	Timeout time.Duration
+	// Workers is the number of goroutines expanding states; 0 means 1.
+	// Results do not depend on it.
+	Workers int
+	// DeadlockStates bounds the exhaustive re-exploration made to decide
+	// whether a request left pending when the budget ran out is deadlocked
+	// (docs/checker.md); 0 means DefaultDeadlockStates.
+	DeadlockStates int
+}
+
+// DefaultDeadlockStates is Config.DeadlockStates when it is zero.
+const DefaultDeadlockStates = 200_000
+
+// MaxN is the largest number of processes Run accepts.
+const MaxN = 64
+
+// Result is what Run found.
+type Result struct {
+	Verdict Verdict
+	// Violation is set when Verdict is Violated.
+	Violation *Violation
+	// Reason says which limit made the run Incomplete.
+	Reason string
+	// States is the number of distinct states found (the initial one
+	// included); Transitions the number of actions executed from them.
+	States, Transitions int64
+	// Depth is the largest number of steps from the initial state to a
+	// state explored (the BFS level).
+	Depth int
+	// BudgetStops counts terminal states with a pending request that the
+	// deadlock analysis showed completable once the budget is refilled.
+	BudgetStops int64
+	// Seconds is the wall-clock duration of the run.
+	Seconds float64
+}
+
+// StatesPerSecond is States / Seconds.
+func (r Result) StatesPerSecond() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.States) / r.Seconds
+}
+
+// Violation is a failed property and a shortest path to it.
+type Violation struct {
+	// Kind is KindBounds, KindConvention, KindError or KindDeadlock.
+	Kind string
+	// Detail is one line saying what failed.
+	Detail string
+	// Path leads from the initial state to the violation. For bounds,
+	// convention and error violations, its last step is the failing one. For
+	// a deadlock it leads to a state where the request cannot complete
+	// (for a global deadlock found by a fair continuation, the path includes
+	// that continuation and may exceed the budget).
+	Path []Step
+}
+
+// Step is one action of a path with the events it caused, in the order
+// they happened; every event's T is the step number (1-based).
+type Step struct {
+	Action Action
+	Events []trace.Event
+}
+
+// String is the readable form "3: deliver P1->P2 REQUEST".
+func (s Step) String() string { return fmt.Sprintf("%d: %s", stepNumber(s), s.Action) }
+
+func stepNumber(s Step) int {
+	if len(s.Events) > 0 {
+		return int(s.Events[0].T)
+	}
+	return 0
+}
+
+// ActionKind names the kinds of actions the checker explores.
+type ActionKind uint8
+
+const (
+	// Deliver: Node receives a message from From.
+	Deliver ActionKind = iota + 1
+	// Request: Node calls Op (Entry or Exit).
+	Request
+	// Crash: Node crashes.
+	Crash
+	// Suspect: Node's failure detector starts suspecting Who.
+	Suspect
+	// Trust: Node's failure detector stops suspecting Who.
+	Trust
+)
+
+// Action is one step of the global transition system.
+type Action struct {
+	Kind ActionKind
+	// Node is the process that acts (the receiver of a delivery).
+	Node cs.ID
+	// From is the sender of a delivered message.
+	From cs.ID
+	// Index is the position of the delivered message in its channel, 0 for
+	// the oldest (always 0 with FIFO channels).
+	Index int
+	// Op is the method a Request calls.
+	Op cs.Op
+	// Who is the process a Suspect or Trust is about.
+	Who cs.ID
+	// Msg is the kind of the delivered message (filled in paths).
+	Msg string
+}
+
+// String is the readable form used in paths: "deliver P1->P2 REQUEST",
+// "P2 entry", "crash P3", "P1 suspects P3", "P1 trusts P3".
+func (a Action) String() string {
+	switch a.Kind {
+	case Deliver:
+		s := fmt.Sprintf("deliver P%d->P%d %s", a.From, a.Node, a.Msg)
+		if a.Index > 0 {
+			s += fmt.Sprintf(" (message %d of the channel)", a.Index+1)
+		}
+		return s
+	case Request:
+		return fmt.Sprintf("P%d %s", a.Node, a.Op)
+	case Crash:
+		return fmt.Sprintf("crash P%d", a.Node)
+	case Suspect:
+		return fmt.Sprintf("P%d suspects P%d", a.Node, a.Who)
+	case Trust:
+		return fmt.Sprintf("P%d trusts P%d", a.Node, a.Who)
+	}
+	return "?"
+}
+
+// Validate checks c and returns an error naming the field, its value and
+// the allowed range.
+func (c Config) Validate() error {
+	n := len(c.Machines)
+	switch {
+	case n < 1 || n > MaxN:
+		return fmt.Errorf("check: Machines has %d processes: need 1 <= n <= %d", n, MaxN)
+	case c.Lo < 0 || c.Lo > c.Hi:
+		return fmt.Errorf("check: bounds Lo = %d, Hi = %d: need 0 <= Lo <= Hi", c.Lo, c.Hi)
+	case c.Budget < 0 || c.Budget > 100:
+		return fmt.Errorf("check: Budget = %d is out of range: need 0 <= Budget <= 100", c.Budget)
+	case c.Crashes < 0 || c.Crashes > n:
+		return fmt.Errorf("check: Crashes = %d is out of range: need 0 <= Crashes <= n (n = %d)", c.Crashes, n)
+	case c.MaxStates < 0:
+		return fmt.Errorf("check: MaxStates = %d is out of range: need >= 0 (0: no limit)", c.MaxStates)
+	case c.Timeout < 0:
+		return fmt.Errorf("check: Timeout = %v is out of range: need >= 0 (0: none)", c.Timeout)
+	case c.Workers < 0 || c.Workers > 256:
+		return fmt.Errorf("check: Workers = %d is out of range: need 0 <= Workers <= 256", c.Workers)
+	case c.DeadlockStates < 0:
+		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
+	}
+	for i, m := range c.Machines {
+		if m == nil {
+			return fmt.Errorf("check: Machines[%d] is nil", i)
+		}
+		if m.Self() != cs.ID(i+1) {
+			return fmt.Errorf("check: Machines[%d].Self() = %d: want %d (processes 1..n in order)", i, m.Self(), i+1)
+		}
+		if m.Pending() != cs.None {
+			return fmt.Errorf("check: process %d starts with a pending %s request: want none", i+1, m.Pending())
+		}
+	}
+	return nil
+}
+
+// ErrConfig is wrapped by Run's errors for a bad Config.
+var ErrConfig = errors.New("bad check configuration")

@@ -1,0 +1,205 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"critsec/cs"
+)
+
+// A terminal state (nothing enabled) in which some live process still has a
+// pending request is a "budget stop": either the algorithm is deadlocked, or
+// the request waits for calls that the budget forbids (in mutual inclusion
+// a process waiting to exit needs another one to enter). analyzeStop tells
+// them apart by looking at continuations in which every process may make
+// any number of further calls (the budget refilled to unlimited), as the
+// papers' processes do forever, without further crashes. A pending request
+// is deadlocked iff no such continuation completes it (docs/checker.md).
+//
+//  1. A fair continuation: rounds in which every enabled action (delivering
+//     the oldest message of each channel, every detector output, every idle
+//     process's next call) is taken in the checker's fixed order. If all the
+//     pending requests complete, the stop is the budget's doing: proven,
+//     since the continuation exists. If it reaches a state with nothing
+//     enabled, every live process waits in a request with no message in
+//     transit: a global deadlock, reachable, so proven too.
+//  2. Otherwise (the fair continuation ran maxFairRounds rounds without
+//     deciding), for each request still undecided, an exhaustive
+//     breadth-first search of the unlimited continuations for one that
+//     completes it, up to Config.DeadlockStates states. Found: not a
+//     deadlock. Search space exhausted: no continuation completes it, a
+//     deadlock. Limit hit: undecided, and the run ends Incomplete.
+
+// maxFairRounds bounds the fair continuation of analyzeStop.
+const maxFairRounds = 64
+
+type stopOutcome uint8
+
+const (
+	completable stopOutcome = iota
+	deadlocked
+	violatedLater // a property failed in the fair continuation
+	undecided
+)
+
+type stopVerdict struct {
+	outcome stopOutcome
+	prob    problem
+	ext     []Action
+}
+
+// analyzeStop decides the budget stop s (a terminal state with a pending
+// request); see above.
+func (w *worker) analyzeStop(s *gstate) stopVerdict {
+	pending := s.pendingMask()
+	cur := refill(s)
+	st := w.st
+	var ext, acts []Action
+	var done uint64
+	for range maxFairRounds {
+		acts = st.actions(cur, acts[:0])
+		n := 0
+		for _, a := range acts {
+			if a.Kind != Crash && a.Index == 0 {
+				acts[n] = a
+				n++
+			}
+		}
+		acts = acts[:n]
+		if len(acts) == 0 {
+			return stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, globalDeadlock(cur)}}
+		}
+		for _, a := range acts {
+			a, ok := stillEnabled(cur, a)
+			if !ok {
+				continue
+			}
+			ext = append(ext, a)
+			if p := st.apply(cur, a); p != nil {
+				return stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
+			}
+			cur = st.materialize()
+			for i, m := range cur.ms {
+				if pending&(1<<uint(i+1)) != 0 && m.Pending() == cs.None {
+					done |= 1 << uint(i+1)
+				}
+			}
+			if done == pending {
+				return stopVerdict{outcome: completable}
+			}
+		}
+	}
+	for i, m := range s.ms {
+		id := cs.ID(i + 1)
+		if pending&(1<<uint(id)) == 0 || done&(1<<uint(id)) != 0 {
+			continue
+		}
+		found, explored := w.searchCompletion(s, id)
+		switch {
+		case found:
+		case explored < w.e.cfg.DeadlockStates:
+			return stopVerdict{outcome: deadlocked, prob: problem{KindDeadlock, fmt.Sprintf(
+				"P%d's %s request can never complete: none of the %d states reachable from here with unlimited requests completes it",
+				id, m.Pending(), explored)}}
+		default:
+			return stopVerdict{outcome: undecided, prob: problem{KindDeadlock, fmt.Sprintf(
+				"could not decide whether P%d's pending %s is deadlocked: the re-exploration with refilled budgets hit its limit of %d states (raise it with DeadlockStates / --deadlock-states)",
+				id, m.Pending(), w.e.cfg.DeadlockStates)}}
+		}
+	}
+	return stopVerdict{outcome: completable}
+}
+
+// refill returns a copy of s in which every process has an unlimited budget.
+func refill(s *gstate) *gstate {
+	c := *s
+	c.budget = make([]int8, len(s.budget))
+	for i := range c.budget {
+		c.budget[i] = unlimited
+	}
+	return &c
+}
+
+// stillEnabled re-checks a (computed at the start of a fair round) in s and
+// returns it with the operation a Request now calls.
+func stillEnabled(s *gstate, a Action) (Action, bool) {
+	switch a.Kind {
+	case Deliver:
+		n := len(s.ms)
+		l := uint16(int(a.From-1)*n + int(a.Node-1))
+		for _, e := range s.flight {
+			if e.link == l {
+				return a, true
+			}
+		}
+		return a, false
+	case Request:
+		m := s.ms[a.Node-1]
+		if s.isCrashed(a.Node) || m.Pending() != cs.None {
+			return a, false
+		}
+		a.Op = cs.Entry
+		if m.State() == cs.InCS {
+			a.Op = cs.Exit
+		}
+		return a, true
+	case Suspect:
+		return a, s.suspect[a.Node-1]&(1<<uint(a.Who)) == 0
+	case Trust:
+		return a, s.suspect[a.Node-1]&(1<<uint(a.Who)) != 0
+	}
+	return a, false
+}
+
+// searchCompletion searches breadth-first, from s with refilled budgets and
+// no crashes, for a state where process id has no pending request. It
+// returns whether one was found and how many states it explored (at most
+// Config.DeadlockStates). States where a property fails are not expanded.
+func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int) {
+	st := w.st
+	limit := w.e.cfg.DeadlockStates
+	seen := newFPSet(0)
+	root := refill(s)
+	seen.insert(hash128(st.encode(root)))
+	frontier := []*gstate{root}
+	var acts []Action
+	explored = 1
+	for len(frontier) > 0 {
+		var next []*gstate
+		for _, cur := range frontier {
+			acts = st.actions(cur, acts[:0])
+			for _, a := range acts {
+				if a.Kind == Crash {
+					continue
+				}
+				if st.apply(cur, a) != nil {
+					continue
+				}
+				if st.next.ms[id-1].Pending() == cs.None {
+					return true, explored
+				}
+				if !seen.insert(hash128(st.encode(&st.next))) {
+					continue
+				}
+				if explored++; explored >= limit {
+					return false, explored
+				}
+				next = append(next, st.materialize())
+			}
+		}
+		frontier = next
+	}
+	return false, explored
+}
+
+// globalDeadlock describes a state with nothing enabled and unlimited
+// budgets: every live process waits in a request.
+func globalDeadlock(s *gstate) string {
+	var waits []string
+	for i, m := range s.ms {
+		if !s.isCrashed(cs.ID(i+1)) && m.Pending() != cs.None {
+			waits = append(waits, fmt.Sprintf("P%d %s", i+1, m.Pending()))
+		}
+	}
+	return "global deadlock: no message in transit and every live process waits in a request (" + strings.Join(waits, ", ") + "), even with unlimited budgets"
+}

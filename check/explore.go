@@ -1,0 +1,293 @@
+package check
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"critsec/cs"
+)
+
+// Run explores every state reachable under cfg breadth-first and returns
+// the verdict. It returns an error (wrapping ErrConfig) only for a bad
+// Config; property failures are in the Result. Results, paths included, do
+// not depend on cfg.Workers or on timing, except that Timeout may stop a run.
+func Run(cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	e := newExplorer(cfg)
+	res := e.run()
+	res.Seconds = time.Since(e.start).Seconds()
+	return res, nil
+}
+
+// chunkSize is how many frontier states a worker expands at a time.
+const chunkSize = 256
+
+// explorer is one run: level-synchronous BFS. Each level has two phases.
+// Phase 1 (parallel): workers take chunks of the frontier in increasing
+// order, expand every state, and keep the successors that are not in the
+// visited set (read-only in this phase) and not already kept by the same
+// worker in this level. Phase 2 (sequential): the kept successors are
+// inserted into the visited set in chunk order, so each new state gets the
+// parent and id a one-worker BFS would give it. Hence results do not depend
+// on the number of workers.
+type explorer struct {
+	cfg     Config
+	x       *model
+	root    *gstate
+	visited *fpSet
+	// parent[id] and act[id] are the predecessor of state id and the
+	// action (encoded by actCode) that led to it; ids follow BFS order.
+	parent []uint32
+	act    []uint32
+	start  time.Time
+	// deadline is zero without a timeout.
+	deadline time.Time
+	workers  []*worker
+}
+
+// worker is one goroutine's scratch space.
+type worker struct {
+	e     *explorer
+	st    *stepper
+	acts  []Action
+	local *fpSet
+}
+
+// candidate is a successor kept in phase 1.
+type candidate struct {
+	fp   fingerprint
+	from int // index of the parent in the frontier
+	act  uint32
+	s    *gstate
+}
+
+// finding is a violation or an undecided budget stop in phase 1.
+type finding struct {
+	from int    // frontier index of the state expanded
+	act  uint32 // the failing action, or noAction for a deadlock
+	prob problem
+	ext  []Action // deadlock found by a fair continuation: its actions
+}
+
+const noAction = ^uint32(0)
+
+type chunkOut struct {
+	cands       []candidate
+	viol        *finding
+	undecided   *finding
+	transitions int64
+	stops       int64
+}
+
+func newExplorer(cfg Config) *explorer {
+	x := &model{
+		n:         len(cfg.Machines),
+		lo:        cfg.Lo,
+		hi:        cfg.Hi,
+		unordered: cfg.Unordered,
+		detector:  cfg.Detector,
+		detecting: make([]bool, len(cfg.Machines)),
+	}
+	for i, m := range cfg.Machines {
+		_, x.detecting[i] = m.(cs.Detecting)
+	}
+	if cfg.DeadlockStates == 0 {
+		cfg.DeadlockStates = DefaultDeadlockStates
+	}
+	e := &explorer{cfg: cfg, x: x, start: time.Now()}
+	if cfg.Timeout > 0 {
+		e.deadline = e.start.Add(cfg.Timeout)
+	}
+	e.root = x.initial(cfg)
+	nw := max(cfg.Workers, 1)
+	for range nw {
+		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), local: newFPSet(0)})
+	}
+	return e
+}
+
+func (e *explorer) run() Result {
+	var res Result
+	w0 := e.workers[0]
+	e.visited = newFPSet(1 << 16)
+	e.visited.insert(hash128(w0.st.encode(e.root)))
+	e.parent = append(e.parent, 0)
+	e.act = append(e.act, noAction)
+	res.States = 1
+	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
+		res.Verdict = Violated
+		res.Violation = &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
+		return res
+	}
+	frontier := []*gstate{e.root}
+	base := 0 // id of frontier[0]
+	var undecided *finding
+	for depth := 0; len(frontier) > 0; depth++ {
+		res.Depth = depth
+		outs, timedOut := e.expand(frontier)
+		var viol *finding
+		for _, o := range outs {
+			res.Transitions += o.transitions
+			res.BudgetStops += o.stops
+			if o.viol != nil && viol == nil {
+				viol = o.viol
+			}
+			if o.undecided != nil && undecided == nil {
+				undecided = o.undecided
+			}
+		}
+		if viol != nil {
+			res.Verdict = Violated
+			res.Violation = e.violation(base, viol)
+			return res
+		}
+		if timedOut {
+			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached at depth %d", e.cfg.Timeout, depth)
+			return res
+		}
+		// Phase 2.
+		next := make([]*gstate, 0, len(frontier))
+		nextBase := len(e.parent)
+		for _, o := range outs {
+			for _, c := range o.cands {
+				if !e.visited.insert(c.fp) {
+					continue
+				}
+				e.parent = append(e.parent, uint32(base+c.from))
+				e.act = append(e.act, c.act)
+				next = append(next, c.s)
+				res.States++
+				if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
+					res.Depth = depth + 1
+					res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached at depth %d", e.cfg.MaxStates, depth+1)
+					return res
+				}
+			}
+		}
+		frontier, base = next, nextBase
+	}
+	if undecided != nil {
+		res.Verdict = Incomplete
+		res.Reason = undecided.prob.detail
+		return res
+	}
+	res.Verdict = OK
+	return res
+}
+
+// expand runs phase 1 on frontier. It returns one output per chunk and
+// whether the timeout struck.
+func (e *explorer) expand(frontier []*gstate) ([]chunkOut, bool) {
+	nchunks := (len(frontier) + chunkSize - 1) / chunkSize
+	outs := make([]chunkOut, nchunks)
+	var nextChunk atomic.Int64
+	var stopAt atomic.Int64 // chunks after a violation are not needed
+	stopAt.Store(int64(nchunks))
+	var timedOut atomic.Bool
+	work := func(w *worker) {
+		w.local.reset()
+		for {
+			c := int(nextChunk.Add(1) - 1)
+			if c >= nchunks || int64(c) > stopAt.Load() || timedOut.Load() {
+				return
+			}
+			if !e.deadline.IsZero() && time.Now().After(e.deadline) {
+				timedOut.Store(true)
+				return
+			}
+			lo, hi := c*chunkSize, min((c+1)*chunkSize, len(frontier))
+			w.expandChunk(frontier, lo, hi, &outs[c])
+			if outs[c].viol != nil {
+				for {
+					cur := stopAt.Load()
+					if int64(c) >= cur || stopAt.CompareAndSwap(cur, int64(c)) {
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(e.workers) == 1 || nchunks == 1 {
+		work(e.workers[0])
+	} else {
+		var wg sync.WaitGroup
+		for _, w := range e.workers {
+			wg.Go(func() { work(w) })
+		}
+		wg.Wait()
+	}
+	return outs, timedOut.Load()
+}
+
+// expandChunk expands frontier[lo:hi] into out.
+func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
+	e := w.e
+	st := w.st
+	for idx := lo; idx < hi; idx++ {
+		s := frontier[idx]
+		w.acts = st.actions(s, w.acts[:0])
+		if len(w.acts) == 0 {
+			if s.pendingMask() == 0 {
+				continue
+			}
+			switch v := w.analyzeStop(s); v.outcome {
+			case completable:
+				out.stops++
+			case deadlocked, violatedLater:
+				out.viol = &finding{from: idx, act: noAction, prob: v.prob, ext: v.ext}
+				return
+			case undecided:
+				if out.undecided == nil {
+					out.undecided = &finding{from: idx, act: noAction, prob: v.prob}
+				}
+			}
+			continue
+		}
+		for _, a := range w.acts {
+			out.transitions++
+			if p := st.apply(s, a); p != nil {
+				out.viol = &finding{from: idx, act: actCode(a), prob: *p}
+				return
+			}
+			fp := hash128(st.encode(&st.next))
+			// Most duplicates are found in the same level, in the
+			// small local set; the visited set is probed only after.
+			if !w.local.insert(fp) || e.visited.has(fp) {
+				continue
+			}
+			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), s: st.materialize()})
+		}
+	}
+}
+
+// actCode packs an action into 32 bits (the operation of a Request is
+// implied by the state it is taken in).
+func actCode(a Action) uint32 {
+	other := a.From
+	if a.Kind == Suspect || a.Kind == Trust {
+		other = a.Who
+	}
+	return uint32(a.Kind)<<28 | uint32(a.Node)<<21 | uint32(other)<<14 | uint32(a.Index)&0x3fff
+}
+
+// decodeAct is the inverse of actCode, in state s.
+func decodeAct(code uint32, s *gstate) Action {
+	a := Action{Kind: ActionKind(code >> 28), Node: cs.ID(code >> 21 & 0x7f), Index: int(code & 0x3fff)}
+	other := cs.ID(code >> 14 & 0x7f)
+	switch a.Kind {
+	case Deliver:
+		a.From = other
+	case Suspect, Trust:
+		a.Who = other
+	case Request:
+		a.Op = cs.Entry
+		if s.ms[a.Node-1].State() == cs.InCS {
+			a.Op = cs.Exit
+		}
+	}
+	return a
+}

@@ -1,0 +1,201 @@
+package check
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// fingerprint is the 128-bit hash of a global state's canonical encoding.
+// Visited states are stored as fingerprints only; two distinct states with
+// equal fingerprints would make the checker skip one of them. With N distinct
+// states and a hash that behaves like a random function, the probability of
+// any collision is at most N(N-1)/2 / 2^128 (about 1.5e-24 for N = 10^8); see
+// docs/checker.md.
+type fingerprint struct{ a, b uint64 }
+
+// isZero reports the empty-slot marker of fpSet.
+func (f fingerprint) isZero() bool { return f.a == 0 && f.b == 0 }
+
+const (
+	murmurC1 = 0x87c37b91114253d5
+	murmurC2 = 0x4cf5ad432745937f
+	// murmurSeed is fixed so that fingerprints, and so every result, are the
+	// same in every run.
+	murmurSeed = 0x63726974736563 // "critsec"
+)
+
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+// hash128 is MurmurHash3_x64_128 (Austin Appleby, public domain) with a fixed
+// seed: fast, well mixed, and deterministic across runs and machines. It is
+// not cryptographic; the collision bound above assumes only that it spreads
+// canonical encodings like a random function, as model checkers' hash
+// compaction does (SPIN, TLC).
+func hash128(data []byte) fingerprint {
+	h1, h2 := uint64(murmurSeed), uint64(murmurSeed)
+	n := len(data)
+	p := data
+	for len(p) >= 16 {
+		k1 := binary.LittleEndian.Uint64(p)
+		k2 := binary.LittleEndian.Uint64(p[8:])
+		p = p[16:]
+		k1 *= murmurC1
+		k1 = bits.RotateLeft64(k1, 31)
+		k1 *= murmurC2
+		h1 ^= k1
+		h1 = bits.RotateLeft64(h1, 27)
+		h1 += h2
+		h1 = h1*5 + 0x52dce729
+		k2 *= murmurC2
+		k2 = bits.RotateLeft64(k2, 33)
+		k2 *= murmurC1
+		h2 ^= k2
+		h2 = bits.RotateLeft64(h2, 31)
+		h2 += h1
+		h2 = h2*5 + 0x38495ab5
+	}
+	var k1, k2 uint64
+	switch len(p) {
+	case 15:
+		k2 ^= uint64(p[14]) << 48
+		fallthrough
+	case 14:
+		k2 ^= uint64(p[13]) << 40
+		fallthrough
+	case 13:
+		k2 ^= uint64(p[12]) << 32
+		fallthrough
+	case 12:
+		k2 ^= uint64(p[11]) << 24
+		fallthrough
+	case 11:
+		k2 ^= uint64(p[10]) << 16
+		fallthrough
+	case 10:
+		k2 ^= uint64(p[9]) << 8
+		fallthrough
+	case 9:
+		k2 ^= uint64(p[8])
+		k2 *= murmurC2
+		k2 = bits.RotateLeft64(k2, 33)
+		k2 *= murmurC1
+		h2 ^= k2
+		fallthrough
+	case 8:
+		k1 ^= uint64(p[7]) << 56
+		fallthrough
+	case 7:
+		k1 ^= uint64(p[6]) << 48
+		fallthrough
+	case 6:
+		k1 ^= uint64(p[5]) << 40
+		fallthrough
+	case 5:
+		k1 ^= uint64(p[4]) << 32
+		fallthrough
+	case 4:
+		k1 ^= uint64(p[3]) << 24
+		fallthrough
+	case 3:
+		k1 ^= uint64(p[2]) << 16
+		fallthrough
+	case 2:
+		k1 ^= uint64(p[1]) << 8
+		fallthrough
+	case 1:
+		k1 ^= uint64(p[0])
+		k1 *= murmurC1
+		k1 = bits.RotateLeft64(k1, 31)
+		k1 *= murmurC2
+		h1 ^= k1
+	}
+	h1 ^= uint64(n)
+	h2 ^= uint64(n)
+	h1 += h2
+	h2 += h1
+	h1 = fmix64(h1)
+	h2 = fmix64(h2)
+	h1 += h2
+	h2 += h1
+	f := fingerprint{h1, h2}
+	if f.isZero() {
+		f.b = 1 // zero marks an empty slot
+	}
+	return f
+}
+
+// fpSet is an open-addressing hash set of fingerprints (linear probing). It
+// is not safe for concurrent writes; the explorer reads it from many
+// goroutines only between writes.
+type fpSet struct {
+	slots []fingerprint
+	count int
+}
+
+func newFPSet(capacity int) *fpSet {
+	size := 1024
+	for size*3/4 < capacity {
+		size *= 2
+	}
+	return &fpSet{slots: make([]fingerprint, size)}
+}
+
+// has reports whether f is in the set.
+func (s *fpSet) has(f fingerprint) bool {
+	mask := uint64(len(s.slots) - 1)
+	for i := f.a & mask; ; i = (i + 1) & mask {
+		switch x := s.slots[i]; {
+		case x == f:
+			return true
+		case x.isZero():
+			return false
+		}
+	}
+}
+
+// insert adds f and reports whether it was new.
+func (s *fpSet) insert(f fingerprint) bool {
+	if (s.count+1)*4 > len(s.slots)*3 {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := f.a & mask; ; i = (i + 1) & mask {
+		switch x := s.slots[i]; {
+		case x == f:
+			return false
+		case x.isZero():
+			s.slots[i] = f
+			s.count++
+			return true
+		}
+	}
+}
+
+func (s *fpSet) grow() {
+	old := s.slots
+	s.slots = make([]fingerprint, 2*len(old))
+	mask := uint64(len(s.slots) - 1)
+	for _, f := range old {
+		if f.isZero() {
+			continue
+		}
+		i := f.a & mask
+		for !s.slots[i].isZero() {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = f
+	}
+}
+
+// reset empties the set, keeping its storage.
+func (s *fpSet) reset() {
+	clear(s.slots)
+	s.count = 0
+}

@@ -1,0 +1,141 @@
+package check
+
+import (
+	"io"
+	"slices"
+
+	"critsec/cs"
+	"critsec/trace"
+)
+
+// violation turns a phase-1 finding into a Violation with its path,
+// replaying the actions from the initial state to record their events.
+func (e *explorer) violation(base int, f *finding) *Violation {
+	var codes []uint32
+	for id := base + f.from; id != 0; id = int(e.parent[id]) {
+		codes = append(codes, e.act[id])
+	}
+	slices.Reverse(codes)
+	rp := newReplayer(e.x, e.root)
+	for _, c := range codes {
+		rp.step(decodeAct(c, rp.cur))
+	}
+	if f.act != noAction {
+		rp.step(decodeAct(f.act, rp.cur))
+	}
+	for _, a := range f.ext {
+		rp.step(a)
+	}
+	return &Violation{Kind: f.prob.kind, Detail: f.prob.detail, Path: rp.path}
+}
+
+// replayer re-executes a path and records each step's events.
+type replayer struct {
+	st   *stepper
+	cur  *gstate
+	path []Step
+}
+
+func newReplayer(x *model, root *gstate) *replayer {
+	st := newStepper(x)
+	st.record = true
+	return &replayer{st: st, cur: root}
+}
+
+func (r *replayer) step(a Action) {
+	r.st.t = float64(len(r.path) + 1)
+	r.st.events = nil
+	r.st.apply(r.cur, a)
+	r.cur = r.st.materialize()
+	if a.Kind == Deliver && len(r.st.events) > 0 {
+		a.Msg = r.st.events[0].Msg
+	}
+	r.path = append(r.path, Step{Action: a, Events: r.st.events})
+}
+
+// Replay executes path (its actions only) on clones of cfg.Machines under
+// cfg's rules and returns the steps with their events, plus the first
+// property failure on the way (nil if none). Deadlocks are not re-checked.
+// Algorithm tests use it to confirm that a counterexample is real.
+func Replay(cfg Config, path []Action) ([]Step, *Violation, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	e := newExplorer(cfg)
+	rp := newReplayer(e.x, e.root)
+	for _, a := range path {
+		if err := rp.enabled(a); err != nil {
+			return rp.path, nil, err
+		}
+		rp.step(a)
+		if p := rp.st.prob; p != nil {
+			return rp.path, &Violation{Kind: p.kind, Detail: p.detail, Path: rp.path}, nil
+		}
+	}
+	return rp.path, nil, nil
+}
+
+// enabled returns an error unless a is one of the actions enabled now or a
+// call an unlimited budget would allow.
+func (r *replayer) enabled(a Action) error {
+	acts := r.st.actions(refill(r.cur), nil)
+	for _, b := range acts {
+		if b.Kind == a.Kind && b.Node == a.Node && b.From == a.From && b.Index == a.Index && b.Who == a.Who && (b.Op == a.Op || a.Op == cs.None) {
+			return nil
+		}
+	}
+	if a.Kind == Deliver && a.Index > 0 {
+		return nil // a repeated message in an unordered channel: same successor as its first copy
+	}
+	return &replayError{a}
+}
+
+type replayError struct{ a Action }
+
+func (e *replayError) Error() string {
+	return "check: replay: action " + e.a.String() + " is not enabled"
+}
+
+// Actions returns the actions of path.
+func Actions(path []Step) []Action {
+	as := make([]Action, len(path))
+	for i, s := range path {
+		as[i] = s.Action
+	}
+	return as
+}
+
+// WriteTrace writes path in critsec's trace format (docs/trace.md): the
+// header h with Runtime "check", then every step's events, with t the step
+// number. Trust outputs have no trace event and are left out.
+func WriteTrace(w io.Writer, h trace.Header, path []Step) error {
+	h.Runtime = "check"
+	tw := trace.NewWriter(w, h)
+	for _, s := range path {
+		for _, ev := range s.Events {
+			switch ev.Ev {
+			case trace.EvSend:
+				tw.Send(ev.T, ev.Node, ev.To, ev.Msg, ev.Words)
+			case trace.EvRecv:
+				tw.Recv(ev.T, ev.Node, ev.From, ev.Msg)
+			case trace.EvRequest:
+				op := cs.Entry
+				if ev.Op == cs.Exit.String() {
+					op = cs.Exit
+				}
+				tw.Request(ev.T, ev.Node, op)
+			case trace.EvState:
+				st := cs.OutCS
+				if ev.State == cs.InCS.String() {
+					st = cs.InCS
+				}
+				tw.State(ev.T, ev.Node, st)
+			case trace.EvCrash:
+				tw.Crash(ev.T, ev.Node)
+			case trace.EvSuspect:
+				tw.Suspect(ev.T, ev.Node, ev.Who)
+			}
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"critsec/check"
+	"critsec/trace"
+)
+
+// checkFlags are the flags of `critsec check`.
+type checkFlags struct {
+	problem        problemFlags
+	budget         int
+	maxStates      int
+	timeout        time.Duration
+	assertMax      int
+	assertMin      int
+	unordered      bool
+	tracePath      string
+	json           bool
+	workers        int
+	deadlockStates int
+}
+
+// Sizes above these explode; they need an explicit --max-states.
+const (
+	checkSafeN      = 5
+	checkSafeBudget = 4
+)
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Model check an algorithm: every interleaving, shortest counterexample",
+		Long: `check explores every interleaving of message deliveries (per-link FIFO, or any
+order with --unordered) and Entry/Exit calls (--budget calls per process),
+breadth-first, and checks after every step that lo <= #InCS <= hi (the
+algorithm's bounds, or --assert-min/--assert-max), that every machine accepts
+the calls and messages it gets, and that no pending request is deadlocked.
+The result is ok, violation (with a shortest path; --trace writes it as a
+trace), or incomplete (a limit was hit: never ok). See docs/checker.md.
+
+Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
+	}
+	addProblemFlags(cmd, &f.problem, "raymond", 3, 0, 2)
+	fs := cmd.Flags()
+	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
+	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
+	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
+	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
+	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
+	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
+	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
+	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
+	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it)")
+	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newCheckCmd()) }
+
+// checkSummary is the --json output; field order is the key order.
+type checkSummary struct {
+	Result      string       `json:"result"`
+	Alg         string       `json:"alg"`
+	N           int          `json:"n"`
+	L           int          `json:"l"`
+	K           int          `json:"k"`
+	Lo          int          `json:"lo"`
+	Hi          int          `json:"hi"`
+	Budget      int          `json:"budget"`
+	FIFO        bool         `json:"fifo"`
+	States      int64        `json:"states"`
+	Transitions int64        `json:"transitions"`
+	Depth       int          `json:"depth"`
+	BudgetStops int64        `json:"budget_stops"`
+	Seconds     float64      `json:"seconds"`
+	StatesPerS  float64      `json:"states_per_second"`
+	Reason      string       `json:"reason,omitempty"`
+	Violation   *checkViolat `json:"violation,omitempty"`
+}
+
+type checkViolat struct {
+	Kind   string   `json:"kind"`
+	Detail string   `json:"detail"`
+	Path   []string `json:"path"`
+}
+
+func runCheck(cmd *cobra.Command, f *checkFlags) error {
+	pr, err := f.problem.resolve()
+	if err != nil {
+		return err
+	}
+	n := pr.params.N
+	switch {
+	case f.budget < 0 || f.budget > 100:
+		return badInput("--budget %d is out of range: need 0 <= budget <= 100", f.budget)
+	case f.maxStates < 0:
+		return badInput("--max-states %d is out of range: need >= 0 (0: no limit)", f.maxStates)
+	case f.maxStates == 0 && n > checkSafeN:
+		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
+	case f.maxStates == 0 && f.budget > checkSafeBudget:
+		return badInput("--budget %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budget <= %d", f.budget, checkSafeBudget)
+	case n > check.MaxN:
+		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
+	case f.timeout < 0:
+		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
+	case f.workers < 1 || f.workers > 256:
+		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
+	case f.deadlockStates < 1:
+		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
+	case f.assertMax < -1 || f.assertMax > n:
+		return badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
+	case f.assertMin < -1 || f.assertMin > n:
+		return badInput("--assert-min %d is out of range: need 0 <= assert-min <= n (n = %d), or -1 for the algorithm's bound", f.assertMin, n)
+	}
+	lo, hi := pr.lo, pr.hi
+	if f.assertMax >= 0 {
+		hi = f.assertMax
+	}
+	if f.assertMin >= 0 {
+		lo = f.assertMin
+	}
+	if lo > hi {
+		return badInput("bounds %d..%d are empty: need --assert-min <= --assert-max (the algorithm guarantees %d..%d)", lo, hi, pr.lo, pr.hi)
+	}
+	ms, err := pr.machines()
+	if err != nil {
+		return err
+	}
+	// The explorer allocates many small, long-lived objects: collect less
+	// often (measured in docs/checker.md).
+	debug.SetGCPercent(400)
+	res, err := check.Run(check.Config{
+		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
+		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
+	})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if f.tracePath != "" && res.Violation != nil {
+		h := trace.Header{
+			Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K, Initial: pr.params.Initial,
+			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.coterie, Quorums: pr.params.Quorums,
+			Params: map[string]any{"budget": f.budget},
+		}
+		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
+			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
+		}
+	}
+	s := checkSummary{
+		Result: string(res.Verdict), Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K,
+		Lo: lo, Hi: hi, Budget: f.budget, FIFO: !f.unordered,
+		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
+		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
+	}
+	if v := res.Violation; v != nil {
+		s.Violation = &checkViolat{Kind: v.Kind, Detail: v.Detail, Path: make([]string, len(v.Path))}
+		for i, st := range v.Path {
+			s.Violation.Path[i] = st.String()
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s\n", b)
+	} else {
+		printCheck(out, s, f.tracePath)
+	}
+	if res.Verdict != check.OK {
+		return errFailure
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, s checkSummary, tracePath string) {
+	order := "fifo"
+	if !s.FIFO {
+		order = "unordered"
+	}
+	fmt.Fprintf(w, "check %s: n=%d l=%d k=%d, bounds %d..%d, budget %d, %s channels\n", s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Budget, order)
+	fmt.Fprintf(w, "result: %s\n", s.Result)
+	if s.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", s.Reason)
+	}
+	if v := s.Violation; v != nil {
+		fmt.Fprintf(w, "violation: %s: %s\n", v.Kind, v.Detail)
+		fmt.Fprintf(w, "path (%d steps):\n", len(v.Path))
+		for _, p := range v.Path {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+		if tracePath != "" {
+			fmt.Fprintf(w, "trace: %s\n", tracePath)
+		}
+	}
+	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  budget stops: %d  seconds: %.2f  states/s: %.0f\n",
+		s.States, s.Transitions, s.Depth, s.BudgetStops, s.Seconds, s.StatesPerS)
+}
+
+func writeTraceFile(path string, h trace.Header, steps []check.Step) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := check.WriteTrace(f, h, steps); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
