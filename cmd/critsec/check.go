@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"critsec/check"
 	"critsec/trace"
@@ -50,7 +51,15 @@ trace), or incomplete (a limit was hit: never ok). See docs/checker.md.
 
 Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Restore the defaults afterwards, so that run() can be called
+			// again in the same process (the tests do).
+			defer cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+				_ = fl.Value.Set(fl.DefValue)
+				fl.Changed = false
+			})
+			return runCheck(cmd, &f)
+		},
 	}
 	addProblemFlags(cmd, &f.problem, "raymond", 3, 0, 2)
 	fs := cmd.Flags()

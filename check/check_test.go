@@ -1,0 +1,282 @@
+package check_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"critsec/alg/raymond"
+	"critsec/check"
+	"critsec/cs"
+)
+
+func raymondMachines(t *testing.T, n, k int) []cs.Machine {
+	t.Helper()
+	ms, err := raymond.New(cs.Params{N: n, K: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func mustRun(t *testing.T, cfg check.Config) check.Result {
+	t.Helper()
+	res, err := check.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestRaymondOK checks Raymond's k-mutex (Raymond 1989) exhaustively at
+// small sizes. The state counts pin the model: a change in them means the
+// checker or the algorithm's encoding changed.
+func TestRaymondOK(t *testing.T) {
+	for _, tc := range []struct {
+		n, k, budget int
+		states       int64
+	}{
+		{2, 1, 2, 0},
+		{3, 1, 2, 2101},
+		{3, 2, 2, 7310},
+		{3, 1, 4, 34845},
+	} {
+		res := mustRun(t, check.Config{Machines: raymondMachines(t, tc.n, tc.k), Hi: tc.k, Budget: tc.budget})
+		if res.Verdict != check.OK {
+			t.Fatalf("n=%d k=%d budget=%d: %s %+v", tc.n, tc.k, tc.budget, res.Verdict, res.Violation)
+		}
+		if tc.states != 0 && res.States != tc.states {
+			t.Errorf("n=%d k=%d budget=%d: %d states, want %d", tc.n, tc.k, tc.budget, res.States, tc.states)
+		}
+		if res.Transitions < res.States-1 || res.Depth == 0 {
+			t.Errorf("n=%d k=%d: implausible counts %+v", tc.n, tc.k, res)
+		}
+	}
+}
+
+// TestWorkersDeterministic: the result, path included, does not depend on
+// the number of workers.
+func TestWorkersDeterministic(t *testing.T) {
+	for _, hi := range []int{2, 1} {
+		var prev *check.Result
+		for _, w := range []int{1, 2, 3} {
+			res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: hi, Budget: 2, Workers: w})
+			res.Seconds = 0
+			if prev != nil && !reflect.DeepEqual(*prev, res) {
+				t.Fatalf("hi=%d workers=%d: %+v differs from workers=1: %+v", hi, w, res, *prev)
+			}
+			prev = &res
+		}
+	}
+}
+
+// TestCoRaymondMutualInclusion checks Co(Raymond(k)) on n processes, which
+// is (n-k)-mutual inclusion (Theorem 1 of the global paper): at least n-k
+// processes InCS. A process waiting to exit needs another one to enter, so
+// with a small budget many runs stop with an exit pending; those stops must
+// be recognized as the budget's doing, not as deadlocks.
+func TestCoRaymondMutualInclusion(t *testing.T) {
+	for _, tc := range []struct {
+		n, k, budget int
+		stops        bool // some run stops with a request pending
+	}{{3, 2, 1, true}, {3, 2, 2, false}, {3, 1, 2, false}, {3, 1, 1, true}, {4, 2, 1, true}} {
+		if tc.n == 4 && testing.Short() {
+			continue // 1.2 million states, 4 s
+		}
+		ms := raymondMachines(t, tc.n, tc.k)
+		for i := range ms {
+			ms[i] = cs.Co(ms[i])
+		}
+		res := mustRun(t, check.Config{Machines: ms, Lo: tc.n - tc.k, Hi: tc.n, Budget: tc.budget})
+		if res.Verdict != check.OK {
+			t.Fatalf("Co(raymond) n=%d k=%d budget=%d: %s %+v", tc.n, tc.k, tc.budget, res.Verdict, res.Violation)
+		}
+		t.Logf("Co(raymond) n=%d k=%d budget=%d: %d states, %d budget stops, %.2fs", tc.n, tc.k, tc.budget, res.States, res.BudgetStops, res.Seconds)
+		if tc.stops && res.BudgetStops == 0 {
+			t.Errorf("Co(raymond) n=%d k=%d budget=%d: no budget stop analysed; the test no longer covers them", tc.n, tc.k, tc.budget)
+		}
+	}
+}
+
+// net is an independent re-implementation of the checker's transition
+// rules (FIFO links), used to confirm counterexamples on fresh machines.
+type net struct {
+	ms    []cs.Machine
+	links map[[2]cs.ID][]cs.Message
+	cur   cs.ID
+	inCS  int
+}
+
+func (n *net) Send(to cs.ID, m cs.Message) {
+	n.links[[2]cs.ID{n.cur, to}] = append(n.links[[2]cs.ID{n.cur, to}], m)
+}
+func (n *net) Changed(s cs.State) {
+	if s == cs.InCS {
+		n.inCS++
+	} else {
+		n.inCS--
+	}
+}
+
+// replay runs path on ms and returns the network, failing on any error.
+func replay(t *testing.T, ms []cs.Machine, path []check.Step) *net {
+	t.Helper()
+	n := &net{ms: ms, links: map[[2]cs.ID][]cs.Message{}}
+	for _, m := range ms {
+		if m.State() == cs.InCS {
+			n.inCS++
+		}
+	}
+	for _, st := range path {
+		a := st.Action
+		m := ms[a.Node-1]
+		n.cur = a.Node
+		var err error
+		switch a.Kind {
+		case check.Request:
+			if a.Op == cs.Entry {
+				err = m.Entry(n)
+			} else {
+				err = m.Exit(n)
+			}
+		case check.Deliver:
+			q := n.links[[2]cs.ID{a.From, a.Node}]
+			if len(q) == 0 {
+				t.Fatalf("step %s: nothing to deliver", st)
+			}
+			n.links[[2]cs.ID{a.From, a.Node}] = q[1:]
+			if q[0].Kind() != a.Msg {
+				t.Fatalf("step %s: head is %s", st, q[0].Kind())
+			}
+			err = m.Receive(n, a.From, q[0])
+		default:
+			t.Fatalf("step %s: unexpected action kind", st)
+		}
+		if err != nil {
+			t.Fatalf("step %s: %v", st, err)
+		}
+	}
+	return n
+}
+
+// TestAssertMaxViolationReplays: a bound stronger than Raymond promises
+// (at most 1 InCS with k = 2) is violated, by a shortest path that replays
+// on fresh machines to two processes InCS.
+func TestAssertMaxViolationReplays(t *testing.T) {
+	cfg := check.Config{Machines: raymondMachines(t, 3, 2), Hi: 1, Budget: 2}
+	res := mustRun(t, cfg)
+	if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
+		t.Fatalf("got %s %+v, want a bounds violation", res.Verdict, res.Violation)
+	}
+	// Shortest: P1 enters after one REPLY (3 steps), P2 likewise (3 more).
+	if got := len(res.Violation.Path); got != 6 {
+		t.Errorf("path has %d steps, want 6", got)
+	}
+	n := replay(t, raymondMachines(t, 3, 2), res.Violation.Path)
+	if n.inCS != 2 {
+		t.Errorf("replayed path ends with %d InCS, want 2", n.inCS)
+	}
+	if steps, v, err := check.Replay(cfg, check.Actions(res.Violation.Path)); err != nil || v == nil || v.Kind != check.KindBounds || !reflect.DeepEqual(steps, res.Violation.Path) {
+		t.Errorf("check.Replay: %v %+v %v", err, v, err)
+	}
+	var buf bytes.Buffer
+	if err := check.WriteTrace(&buf, traceHeader(), res.Violation.Path); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), `"state":"InCS"`); got != 2 {
+		t.Errorf("trace has %d InCS events, want 2:\n%s", got, buf.String())
+	}
+}
+
+// TestDeadlockFound: the greedy Ricart-Agrawala variant deadlocks when two
+// processes request together; the checker must say so, with a path that
+// replays to a state where every process waits and no message is in
+// transit.
+func TestDeadlockFound(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		res := mustRun(t, check.Config{Machines: newRA(n, true), Hi: 1, Budget: 2})
+		if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
+			t.Fatalf("n=%d: got %s %+v, want a deadlock", n, res.Verdict, res.Violation)
+		}
+		net := replay(t, newRA(n, true), res.Violation.Path)
+		for _, m := range net.ms {
+			if m.Pending() != cs.Entry {
+				t.Errorf("n=%d: after the path P%d is not waiting: %v", n, m.Self(), res.Violation.Path)
+			}
+		}
+		for l, q := range net.links {
+			if len(q) != 0 {
+				t.Errorf("n=%d: after the path link %v still holds %d messages", n, l, len(q))
+			}
+		}
+	}
+	// The correct variant passes the same check.
+	if res := mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2}); res.Verdict != check.OK {
+		t.Fatalf("correct Ricart-Agrawala: %s %+v", res.Verdict, res.Violation)
+	}
+}
+
+// TestCrashAndPerfectDetector: one crash makes plain Ricart-Agrawala wait
+// forever for the crashed process's REPLY (a deadlock); with a perfect
+// failure detector, suspecting the crashed process unblocks it.
+func TestCrashAndPerfectDetector(t *testing.T) {
+	res := mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1})
+	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
+		t.Fatalf("crash without detector: got %s %+v, want a deadlock", res.Verdict, res.Violation)
+	}
+	if !strings.Contains(pathString(res.Violation.Path), "crash P") {
+		t.Errorf("deadlock path has no crash: %s", pathString(res.Violation.Path))
+	}
+	res = mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1, Detector: check.Perfect{}})
+	if res.Verdict != check.OK {
+		t.Fatalf("crash with a perfect detector: %s %+v", res.Verdict, res.Violation)
+	}
+}
+
+func pathString(p []check.Step) string {
+	var s []string
+	for _, st := range p {
+		s = append(s, st.String())
+	}
+	return strings.Join(s, "; ")
+}
+
+// TestLimits: hitting MaxStates or Timeout gives Incomplete, never OK.
+func TestLimits(t *testing.T) {
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, MaxStates: 100})
+	if res.Verdict != check.Incomplete || res.States != 100 || !strings.Contains(res.Reason, "max-states") {
+		t.Fatalf("MaxStates: got %s, %d states, %q", res.Verdict, res.States, res.Reason)
+	}
+	res = mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Timeout: time.Nanosecond})
+	if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "timeout") {
+		t.Fatalf("Timeout: got %s %q", res.Verdict, res.Reason)
+	}
+}
+
+// TestUnordered: with unordered channels every order of a channel's
+// messages is explored, so there are more states than with FIFO.
+func TestUnordered(t *testing.T) {
+	fifo := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2})
+	any := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Unordered: true})
+	if any.Verdict != check.OK || any.States <= fifo.States {
+		t.Fatalf("unordered: %s with %d states (FIFO: %d)", any.Verdict, any.States, fifo.States)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	ms := raymondMachines(t, 3, 2)
+	for _, cfg := range []check.Config{
+		{},
+		{Machines: ms, Lo: 2, Hi: 1},
+		{Machines: ms, Hi: 2, Budget: -1},
+		{Machines: ms, Hi: 2, Crashes: 4},
+		{Machines: []cs.Machine{ms[1], ms[0], ms[2]}, Hi: 2},
+	} {
+		if _, err := check.Run(cfg); !errors.Is(err, check.ErrConfig) {
+			t.Errorf("%+v: err = %v, want ErrConfig", cfg, err)
+		}
+	}
+}

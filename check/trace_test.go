@@ -1,0 +1,7 @@
+package check_test
+
+import "critsec/trace"
+
+func traceHeader() trace.Header {
+	return trace.Header{Alg: "raymond", N: 3, K: 2, Lo: 0, Hi: 1, FIFO: true}
+}

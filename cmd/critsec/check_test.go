@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCheckCLI runs `critsec check args...` and returns the exit status and
+// standard output.
+func runCheckCLI(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	defer rootCmd.SetOut(nil)
+	code := run(append([]string{"check"}, args...))
+	return code, out.String()
+}
+
+func TestCheckOK(t *testing.T) {
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2")
+	if code != 0 || !strings.Contains(out, "result: ok") || !strings.Contains(out, "states: 7310 ") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestCheckViolationTrace is the issue's acceptance run: --assert-max 1 on
+// Raymond with k = 2 must fail, and the trace must end with two processes
+// InCS.
+func TestCheckViolationTrace(t *testing.T) {
+	cx := filepath.Join(t.TempDir(), "cx.jsonl")
+	code, out := runCheckCLI(t, "--n", "3", "--k", "2", "--budget", "2", "--assert-max", "1", "--trace", cx)
+	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "violation: bounds:") || !strings.Contains(out, "  6: deliver P3->P2 REPLY") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	f, err := os.Open(cx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := map[float64]int{}
+	var header map[string]any
+	inCS, last := 0, 0.0
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev["ev"] {
+		case "header":
+			header = ev
+		case "state":
+			if ev["state"] == "InCS" {
+				inCS++
+			} else {
+				inCS--
+			}
+			in[ev["t"].(float64)] = inCS
+			last = ev["t"].(float64)
+		}
+	}
+	if header["runtime"] != "check" || header["hi"] != 1.0 || header["budget"] != 2.0 {
+		t.Errorf("header %v", header)
+	}
+	if last != 6 || in[last] != 2 {
+		t.Errorf("trace ends at step %v with %d InCS, want step 6 with 2", last, in[last])
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, out := runCheckCLI(t, "--n", "3", "--k", "2", "--json", "--max-states", "50")
+	if code != 1 {
+		t.Fatalf("incomplete run: exit %d, want 1", code)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if s["result"] != "incomplete" || s["states"] != 50.0 {
+		t.Errorf("summary %v", s)
+	}
+	keys := []string{`"result"`, `"alg"`, `"n"`, `"states"`, `"transitions"`, `"depth"`, `"seconds"`, `"reason"`}
+	for i := 1; i < len(keys); i++ {
+		if strings.Index(out, keys[i-1]) > strings.Index(out, keys[i]) {
+			t.Errorf("key %s after %s in:\n%s", keys[i-1], keys[i], out)
+		}
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--n", "9"},      // explodes without --max-states
+		{"--budget", "6"}, // likewise
+		{"--budget", "-1"},
+		{"--alg", "nope"},
+		{"--k", "0"},
+		{"--assert-max", "7"},
+		{"--assert-min", "2", "--assert-max", "1"},
+		{"--workers", "0"},
+		{"--bogus"},
+	} {
+		if code, out := runCheckCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2; output %s", args, code, out)
+		}
+	}
+	// With an explicit --max-states a large n is accepted (and stops).
+	if code, out := runCheckCLI(t, "--n", "9", "--k", "3", "--max-states", "1000"); code != 1 || !strings.Contains(out, "result: incomplete") {
+		t.Errorf("n=9 with --max-states: exit %d, output %s", code, out)
+	}
+}
