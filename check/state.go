@@ -170,8 +170,8 @@ func (w *stepper) Send(to cs.ID, m cs.Message) {
 	if w.record {
 		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: m.Kind(), Words: m.Words()})
 	}
-	if to < 1 || int(to) > w.x.n || to == w.self {
-		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not another participant (1..%d)", w.self, m.Kind(), to, w.x.n))
+	if to < 1 || int(to) > w.x.n {
+		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, m.Kind(), to, w.x.n))
 		return
 	}
 	if w.next.isCrashed(to) {

@@ -1,0 +1,68 @@
+package check_test
+
+import (
+	"strings"
+	"testing"
+
+	"critsec/alg"
+	"critsec/check"
+	"critsec/cs"
+)
+
+// arcs returns the quorums Q_i = {P_i, ..., P_(i+n/2)} (mod n), which
+// pairwise intersect.
+func arcs(n int) [][]cs.ID {
+	qs := make([][]cs.ID, n)
+	for i := range qs {
+		for d := 0; d <= n/2; d++ {
+			qs[i] = append(qs[i], cs.ID((i+d)%n+1))
+		}
+	}
+	return qs
+}
+
+// TestRegistry runs the checker on every registered algorithm at a size
+// that takes seconds: the algorithm's own bounds must hold (ok), and an
+// upper bound one lower than it promises must be violated by a path that
+// replays.
+func TestRegistry(t *testing.T) {
+	const n = 3
+	for _, a := range alg.All() {
+		p := cs.Params{N: n, L: 0, K: 2}
+		if strings.HasPrefix(a.Name, "mutin") || strings.HasPrefix(a.Name, "gcs") {
+			p.L = 1
+		}
+		if a.Quorums {
+			p.Quorums = arcs(n)
+		}
+		p.Initial = a.DefaultInitial(p)
+		lo, hi := a.Bounds(p)
+		ms, err := a.New(p)
+		if err != nil {
+			t.Fatalf("%s: %v", a.Name, err)
+		}
+		budget := 2
+		if testing.Short() && a.Quorums {
+			budget = 1
+		}
+		cfg := check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: budget, Workers: 2}
+		res := mustRun(t, cfg)
+		t.Logf("%s n=%d l=%d k=%d budget=%d: %s, %d states, %d budget stops, %.2fs", a.Name, n, p.L, p.K, budget, res.Verdict, res.States, res.BudgetStops, res.Seconds)
+		if res.Verdict != check.OK {
+			t.Errorf("%s: %s %+v", a.Name, res.Verdict, res.Violation)
+			continue
+		}
+		cfg.Hi = hi - 1
+		if cfg.Hi < lo {
+			continue
+		}
+		res = mustRun(t, cfg)
+		if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
+			t.Errorf("%s with hi = %d: %s %+v, want a bounds violation", a.Name, cfg.Hi, res.Verdict, res.Violation)
+			continue
+		}
+		if _, v, err := check.Replay(cfg, check.Actions(res.Violation.Path)); err != nil || v == nil || v.Kind != check.KindBounds {
+			t.Errorf("%s: the counterexample does not replay: %v %+v", a.Name, err, v)
+		}
+	}
+}
