@@ -141,19 +141,14 @@ type Violation struct {
 // Step is one action of a path with the events it caused, in the order
 // they happened; every event's T is the step number (1-based).
 type Step struct {
+	// T is the step number, from 1.
+	T      int
 	Action Action
 	Events []trace.Event
 }
 
 // String is the readable form "3: deliver P1->P2 REQUEST".
-func (s Step) String() string { return fmt.Sprintf("%d: %s", stepNumber(s), s.Action) }
-
-func stepNumber(s Step) int {
-	if len(s.Events) > 0 {
-		return int(s.Events[0].T)
-	}
-	return 0
-}
+func (s Step) String() string { return fmt.Sprintf("%d: %s", s.T, s.Action) }
 
 // ActionKind names the kinds of actions the checker explores.
 type ActionKind uint8

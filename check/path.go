@@ -50,7 +50,7 @@ func (r *replayer) step(a Action) {
 	if a.Kind == Deliver && len(r.st.events) > 0 {
 		a.Msg = r.st.events[0].Msg
 	}
-	r.path = append(r.path, Step{Action: a, Events: r.st.events})
+	r.path = append(r.path, Step{T: len(r.path) + 1, Action: a, Events: r.st.events})
 }
 
 // Replay executes path (its actions only) on clones of cfg.Machines under
