@@ -1,0 +1,326 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"critsec/cs"
+	"critsec/sim"
+	"critsec/trace"
+)
+
+// simFlags are the flags of `critsec sim`.
+type simFlags struct {
+	problem     problemFlags
+	lambda, e   float64
+	csDist      string
+	ts, tr, tt  float64
+	transitDist string
+	entries     int64
+	maxTime     float64
+	seed        uint64
+	fifo, drain bool
+	tracePath   string
+	json        bool
+}
+
+func newSimCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Simulate an algorithm: messages per CS entry, waiting times, #InCS",
+		Long: `sim runs one CS object (one machine per process) in a deterministic
+discrete-event simulation with the timing model of the token K-mutex paper
+(Bulgannawar and Vaidya 1995, section 4): a process OutCS requests the CS
+after Exp(mean 1/lambda), stays InCS for a time of mean E, then exits; each
+message copy sent costs Ts of the sender's processor, each message received
+costs Tr of the receiver's, and a message spends Tt in transit. A node's
+processor does one thing at a time.
+
+Times have no unit of their own: use any unit consistently (the paper uses
+Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
+algorithm guarantees, the invocation convention and deadlock freedom are
+checked after every event; a violation stops the run.
+
+Exit status: 0 no violation, 1 violation, 2 bad input.`,
+		Example: `  critsec sim
+  critsec sim --alg raymond --n 10 --k 3 --lambda 0.1 --entries 3000 --seed 1 --trace t.jsonl
+  critsec sim --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Restore the defaults afterwards, so that run() can be called
+			// again in the same process (the tests do).
+			defer cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+				_ = fl.Value.Set(fl.DefValue)
+				fl.Changed = false
+			})
+			return runSim(cmd, &f)
+		},
+	}
+	addProblemFlags(cmd, &f.problem, "raymond", 10, 0, 3)
+	fs := cmd.Flags()
+	fs.Float64Var(&f.lambda, "lambda", 0.1, "request rate, requests per time unit spent OutCS (time OutCS ~ Exp(mean 1/lambda)), > 0")
+	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")
+	fs.StringVar(&f.csDist, "cs-dist", "exp", "distribution of the time InCS: exp (exponential, mean E) or const (always E)")
+	fs.Float64Var(&f.ts, "Ts", 0, "sender's processor time per message copy sent, time units, >= 0")
+	fs.Float64Var(&f.tr, "Tr", 0, "receiver's processor time per message received, time units, >= 0")
+	fs.Float64Var(&f.tt, "Tt", 1, "transit time of a message (its mean with --tt-dist exp), time units, >= 0")
+	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time: const (always Tt) or exp (exponential, mean Tt)")
+	fs.Int64Var(&f.entries, "entries", 3000, "stop after this many completed CS entries, >= 1 (0: no limit, needs --max-time)")
+	fs.Float64Var(&f.maxTime, "max-time", 0, "stop at this simulated time, time units, >= 0 (0: no limit)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random workload and transit times: equal seeds give identical runs")
+	fs.BoolVar(&f.fifo, "fifo", true, "per-link FIFO delivery; --fifo=false lets messages overtake each other (only with --tt-dist exp can they)")
+	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
+	fs.StringVar(&f.tracePath, "trace", "", "write every event to this file (JSON Lines, docs/trace.md); check it with `critsec trace check`")
+	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary instead of the table")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newSimCmd()) }
+
+// checkTime refuses a negative, NaN or infinite time flag.
+func checkTime(flag string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 1) {
+		return badInput("--%s %v is out of range: need a finite time >= 0", flag, v)
+	}
+	return nil
+}
+
+func runSim(cmd *cobra.Command, f *simFlags) error {
+	pr, err := f.problem.resolve()
+	if err != nil {
+		return err
+	}
+	if !(f.lambda > 0) || math.IsInf(f.lambda, 1) {
+		return badInput("--lambda %v is out of range: need a finite rate > 0", f.lambda)
+	}
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"E", f.e}, {"Ts", f.ts}, {"Tr", f.tr}, {"Tt", f.tt}, {"max-time", f.maxTime}} {
+		if err := checkTime(t.name, t.v); err != nil {
+			return err
+		}
+	}
+	csDist, err := sim.ParseDist(f.csDist)
+	if err != nil {
+		return badInput("--cs-dist: %v", err)
+	}
+	transit, err := sim.ParseDist(f.transitDist)
+	if err != nil {
+		return badInput("--tt-dist: %v", err)
+	}
+	switch {
+	case f.entries < 0:
+		return badInput("--entries %d is out of range: need entries >= 1 (or 0 with --max-time)", f.entries)
+	case f.entries == 0 && f.maxTime == 0:
+		return badInput("--entries 0 needs --max-time > 0: otherwise the run never stops")
+	}
+	ms, err := pr.machines()
+	if err != nil {
+		return err
+	}
+	cfg := sim.Config{
+		Machines: ms, Lo: pr.lo, Hi: pr.hi,
+		Lambda: f.lambda, E: f.e, CSDist: csDist,
+		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
+		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
+	}
+	if err := cfg.Validate(); err != nil {
+		return badInput("%v", err)
+	}
+	var out *os.File
+	if f.tracePath != "" {
+		out, err = os.Create(f.tracePath)
+		if err != nil {
+			return badInput("--trace %s: %v", f.tracePath, err)
+		}
+		defer out.Close()
+		h := sim.TraceHeader(cfg, trace.Header{
+			Alg: pr.alg.Name, N: pr.params.N, L: pr.params.L, K: pr.params.K,
+			Initial: pr.params.Initial, Coterie: pr.coterie, Quorums: pr.params.Quorums,
+		})
+		cfg.Trace = trace.NewWriter(out, h)
+	}
+	res, err := sim.Run(cfg)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if cfg.Trace != nil {
+		if err := cfg.Trace.Flush(); err != nil {
+			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
+		}
+		if err := out.Close(); err != nil {
+			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
+		}
+	}
+	s := newSimSummary(pr, &cfg, res)
+	w := cmd.OutOrStdout()
+	if f.json {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\n", b)
+	} else {
+		printSim(w, s, f.tracePath)
+	}
+	if res.Violation != nil {
+		return errFailure
+	}
+	return nil
+}
+
+// simSummary is the --json output; field order is the key order.
+type simSummary struct {
+	Result           string      `json:"result"`
+	Config           simConfig   `json:"config"`
+	Stop             string      `json:"stop"`
+	Drained          bool        `json:"drained"`
+	Entries          int64       `json:"entries"`
+	Exits            int64       `json:"exits"`
+	Messages         int64       `json:"messages"`
+	Words            int64       `json:"words"`
+	MessagesPerEntry float64     `json:"messages_per_entry"`
+	WordsPerEntry    float64     `json:"words_per_entry"`
+	Delivered        int64       `json:"delivered"`
+	InFlight         int64       `json:"in_flight"`
+	Pending          int         `json:"pending"`
+	EntryWait        sim.Waits   `json:"entry_wait"`
+	ExitWait         sim.Waits   `json:"exit_wait"`
+	Throughput       float64     `json:"throughput"`
+	InCSTime         []float64   `json:"incs_time"`
+	MinInCS          int         `json:"min_incs"`
+	MaxInCS          int         `json:"max_incs"`
+	MeanInCS         float64     `json:"mean_incs"`
+	Events           int64       `json:"events"`
+	EndTime          float64     `json:"end_time"`
+	Violation        *simViolate `json:"violation,omitempty"`
+}
+
+type simConfig struct {
+	Alg         string  `json:"alg"`
+	N           int     `json:"n"`
+	L           int     `json:"l"`
+	K           int     `json:"k"`
+	Lo          int     `json:"lo"`
+	Hi          int     `json:"hi"`
+	Initial     []cs.ID `json:"initial"`
+	Coterie     string  `json:"coterie,omitempty"`
+	Lambda      float64 `json:"lambda"`
+	E           float64 `json:"E"`
+	CSDist      string  `json:"cs_dist"`
+	Ts          float64 `json:"Ts"`
+	Tr          float64 `json:"Tr"`
+	Tt          float64 `json:"Tt"`
+	TransitDist string  `json:"tt_dist"`
+	FIFO        bool    `json:"fifo"`
+	Entries     int64   `json:"entries"`
+	MaxTime     float64 `json:"max_time"`
+	Drain       bool    `json:"drain"`
+	Seed        uint64  `json:"seed"`
+}
+
+type simViolate struct {
+	Kind   string  `json:"kind"`
+	Time   float64 `json:"t"`
+	Event  string  `json:"event"`
+	Detail string  `json:"detail"`
+	InCS   []cs.ID `json:"incs"`
+}
+
+func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
+	csDist, transit := "exp", "const"
+	if c.CSDist == sim.Const {
+		csDist = "const"
+	}
+	if c.TransitDist == sim.Exp {
+		transit = "exp"
+	}
+	s := simSummary{
+		Result: "ok",
+		Config: simConfig{
+			Alg: pr.alg.Name, N: pr.params.N, L: pr.params.L, K: pr.params.K, Lo: c.Lo, Hi: c.Hi,
+			Initial: append([]cs.ID{}, pr.params.Initial...), Coterie: pr.coterie,
+			Lambda: c.Lambda, E: c.E, CSDist: csDist, Ts: c.Ts, Tr: c.Tr, Tt: c.Tt, TransitDist: transit,
+			FIFO: !c.Unordered, Entries: c.Entries, MaxTime: c.MaxTime, Drain: c.Drain, Seed: c.Seed,
+		},
+		Stop: r.Stop, Drained: r.Drained, Entries: r.Entries, Exits: r.Exits,
+		Messages: r.Messages, Words: r.Words, MessagesPerEntry: r.MessagesPerEntry(), WordsPerEntry: r.WordsPerEntry(),
+		Delivered: r.Delivered, InFlight: r.InFlight, Pending: r.Pending,
+		EntryWait: r.EntryWait, ExitWait: r.ExitWait, Throughput: r.Throughput(),
+		InCSTime: r.InCSTime, MinInCS: r.MinInCS, MaxInCS: r.MaxInCS, MeanInCS: r.MeanInCS(),
+		Events: r.Events, EndTime: r.EndTime,
+	}
+	if v := r.Violation; v != nil {
+		s.Result = "violation"
+		s.Violation = &simViolate{Kind: v.Kind, Time: v.Time, Event: v.Event, Detail: v.Detail, InCS: append([]cs.ID{}, v.InCS...)}
+	}
+	return s
+}
+
+func printSim(w io.Writer, s simSummary, tracePath string) {
+	c := s.Config
+	order := "fifo"
+	if !c.FIFO {
+		order = "unordered"
+	}
+	fmt.Fprintf(w, "sim %s: n=%d l=%d k=%d, bounds %d..%d, seed %d\n", c.Alg, c.N, c.L, c.K, c.Lo, c.Hi, c.Seed)
+	fmt.Fprintf(w, "workload: lambda=%g, E=%g (%s); costs: Ts=%g Tr=%g Tt=%g (%s), %s links\n",
+		c.Lambda, c.E, c.CSDist, c.Ts, c.Tr, c.Tt, c.TransitDist, order)
+	stop := "stopped at " + s.Stop
+	switch s.Stop {
+	case sim.StopEntries:
+		stop = fmt.Sprintf("stopped after %d entries", c.Entries)
+	case sim.StopMaxTime:
+		stop = fmt.Sprintf("stopped at time %g", c.MaxTime)
+	}
+	if s.Drained {
+		stop += ", then drained"
+	}
+	fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
+	if v := s.Violation; v != nil {
+		fmt.Fprintf(w, "violation: %s at t=%g, %s: %s\n", v.Kind, v.Time, v.Event, v.Detail)
+		fmt.Fprintf(w, "InCS then: %s\n", idList(v.InCS))
+	}
+	fmt.Fprintf(w, "%-22s %d (exits %d)\n", "CS entries", s.Entries, s.Exits)
+	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "messages", s.Messages, s.MessagesPerEntry)
+	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "words", s.Words, s.WordsPerEntry)
+	fmt.Fprintf(w, "%-22s %.4g entries per time unit\n", "throughput", s.Throughput)
+	fmt.Fprintf(w, "%-22s %d in flight, %d requests pending\n", "at the end", s.InFlight, s.Pending)
+	fmt.Fprintf(w, "%-22s %.6g (%d events)\n", "simulated time", s.EndTime, s.Events)
+	fmt.Fprintf(w, "\nwaiting time (request to state change; p50/p99 within %.2g%%)\n", 100*sim.HistRelErr)
+	fmt.Fprintf(w, "  %-6s %8s %10s %10s %10s %10s\n", "", "count", "mean", "p50", "p99", "max")
+	for _, r := range []struct {
+		name string
+		w    sim.Waits
+	}{{"entry", s.EntryWait}, {"exit", s.ExitWait}} {
+		fmt.Fprintf(w, "  %-6s %8d %10.4g %10.4g %10.4g %10.4g\n", r.name, r.w.Count, r.w.Mean, r.w.P50, r.w.P99, r.w.Max)
+	}
+	fmt.Fprintf(w, "\n#InCS over time (min %d, max %d, mean %.3f)\n", s.MinInCS, s.MaxInCS, s.MeanInCS)
+	for c := s.MinInCS; c <= s.MaxInCS && c < len(s.InCSTime); c++ {
+		f := s.InCSTime[c]
+		fmt.Fprintf(w, "  %4d  %6.2f%%  %s\n", c, 100*f, strings.Repeat("#", int(math.Round(40*f))))
+	}
+	if tracePath != "" {
+		fmt.Fprintf(w, "\ntrace: %s\n", tracePath)
+	}
+}
+
+func idList(ids []cs.ID) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	p := make([]string, len(ids))
+	for i, id := range ids {
+		p[i] = fmt.Sprintf("P%d", id)
+	}
+	return strings.Join(p, " ")
+}

@@ -1,0 +1,206 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"critsec/cs"
+	"critsec/trace"
+)
+
+// Dist is a probability distribution of a duration with a given mean.
+type Dist uint8
+
+const (
+	// Exp is the exponential distribution (memoryless; Singhal's and the
+	// token K-mutex paper's model of request arrivals).
+	Exp Dist = iota + 1
+	// Const is the constant duration equal to the mean.
+	Const
+)
+
+// String returns "exp" or "const" (the CLI's names).
+func (d Dist) String() string {
+	switch d {
+	case Exp:
+		return "exp"
+	case Const:
+		return "const"
+	}
+	return "default"
+}
+
+// ParseDist reads "exp" or "const".
+func ParseDist(s string) (Dist, error) {
+	switch s {
+	case "exp":
+		return Exp, nil
+	case "const":
+		return Const, nil
+	}
+	return 0, fmt.Errorf("%q is not a distribution: choose exp or const", s)
+}
+
+// Config describes one simulation run. Times are in the same (arbitrary)
+// unit; the token K-mutex paper's section 4 uses Tt = 0.8 or 1 and
+// Ts = Tr = 0.1 or 0.
+//
+// The zero value of every optional field is the paper's model: exponential
+// time InCS, constant transit time, per-link FIFO delivery.
+type Config struct {
+	// Machines are processes 1..n in order (Machines[i].Self() == i+1), in
+	// their initial state (built with the alg registry). Run drives them
+	// in place.
+	Machines []cs.Machine
+	// Lo and Hi are the bounds lo <= #InCS <= hi checked after every event.
+	Lo, Hi int
+
+	// Lambda is the request rate: a process OutCS with nothing pending
+	// calls Entry after a time drawn from Exp(mean 1/Lambda). Must be > 0.
+	Lambda float64
+	// E is the mean time a process stays InCS before it calls Exit
+	// (the paper's E), drawn from CSDist.
+	E float64
+	// CSDist is the distribution of the time InCS; zero means Exp.
+	CSDist Dist
+
+	// Ts is the processor time a node spends per message copy it sends,
+	// Tr per message it receives; Tt is the mean transit time of a message
+	// between two nodes (the paper's T_s, T_r, T_t).
+	Ts, Tr, Tt float64
+	// TransitDist is the distribution of the transit time; zero means
+	// Const (the paper's model).
+	TransitDist Dist
+	// Unordered drops per-link FIFO order: each copy's transit time is
+	// drawn on its own and a later message may overtake an earlier one on
+	// the same link (the fault-tolerant k-mutex paper's channels). Useful
+	// with TransitDist = Exp; with constant transit, links stay FIFO.
+	// When false (the default), a copy never arrives before an earlier copy
+	// on the same link: its arrival is delayed to that copy's if needed.
+	Unordered bool
+
+	// Entries stops the run at the Entries-th completed CS entry; MaxTime
+	// at that simulated time (before handling a later event). Zero means no
+	// limit; at least one must be set.
+	Entries int64
+	MaxTime float64
+	// Drain changes what stopping means: instead of ending at once, the
+	// workload stops calling Entry and the run continues until no event is
+	// left, so every message sent is delivered and every request that can
+	// complete does (an Exit is still called after each CS). Every message
+	// counted then belongs to a completed request, which makes messages per
+	// CS entry exact rather than biased by requests cut off at the end.
+	Drain bool
+
+	// Seed fixes every random draw (one PCG generator): equal
+	// configurations and seeds give identical runs and traces.
+	Seed uint64
+	// Trace, when not nil, receives every send, recv, request, state,
+	// crash and suspect event (the caller writes the header with
+	// TraceHeader and flushes the writer).
+	Trace *trace.Writer
+
+	// Crashes crash processes at given times (crash-stop): a crashed
+	// process takes no further step, messages arriving at it are dropped,
+	// messages it sent before are still delivered, and it no longer counts
+	// in #InCS (the model checker's semantics, docs/checker.md).
+	Crashes []Crash
+	// DetectDelay is the failure detector: DetectDelay after a crash, every
+	// live process whose machine implements cs.Detecting gets Suspect(crashed
+	// id) on its processor (a perfect detector with a fixed detection
+	// delay). Machines that do not implement cs.Detecting are not told.
+	DetectDelay float64
+}
+
+// Crash crashes process Node at simulated time At.
+type Crash struct {
+	At   float64
+	Node cs.ID
+}
+
+// Validate returns an error naming the first bad field, its value and the
+// allowed range.
+func (c *Config) Validate() error {
+	n := len(c.Machines)
+	if n == 0 {
+		return fmt.Errorf("sim: Machines is empty: need at least one process")
+	}
+	for i, m := range c.Machines {
+		if m == nil || m.Self() != cs.ID(i+1) {
+			return fmt.Errorf("sim: Machines[%d] must be process %d", i, i+1)
+		}
+	}
+	if c.Lo < 0 || c.Lo > c.Hi || c.Hi > n {
+		return fmt.Errorf("sim: bounds Lo = %d, Hi = %d: need 0 <= Lo <= Hi <= n = %d", c.Lo, c.Hi, n)
+	}
+	if !(c.Lambda > 0) || math.IsInf(c.Lambda, 1) {
+		return fmt.Errorf("sim: Lambda = %v is out of range: need a finite request rate > 0", c.Lambda)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"E", c.E}, {"Ts", c.Ts}, {"Tr", c.Tr}, {"Tt", c.Tt}, {"MaxTime", c.MaxTime}, {"DetectDelay", c.DetectDelay}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 1) {
+			return fmt.Errorf("sim: %s = %v is out of range: need a finite time >= 0", f.name, f.v)
+		}
+	}
+	if c.CSDist > Const {
+		return fmt.Errorf("sim: CSDist = %d: need Exp or Const", c.CSDist)
+	}
+	if c.TransitDist > Const {
+		return fmt.Errorf("sim: TransitDist = %d: need Exp or Const", c.TransitDist)
+	}
+	if c.Entries < 0 {
+		return fmt.Errorf("sim: Entries = %d is out of range: need >= 0 (0: no limit)", c.Entries)
+	}
+	if c.Entries == 0 && c.MaxTime == 0 {
+		return fmt.Errorf("sim: neither Entries nor MaxTime is set: the run would never stop")
+	}
+	for _, cr := range c.Crashes {
+		if cr.Node < 1 || int(cr.Node) > n {
+			return fmt.Errorf("sim: Crashes: process %d is out of range: ids run from 1 to n = %d", cr.Node, n)
+		}
+		if !(cr.At >= 0) || math.IsInf(cr.At, 1) {
+			return fmt.Errorf("sim: Crashes: time %v for process %d is out of range: need a finite time >= 0", cr.At, cr.Node)
+		}
+	}
+	return nil
+}
+
+// TraceHeader completes h (which names the algorithm, n, l, k, the initial
+// configuration and any coterie) with what the simulator knows: runtime
+// "sim", the bounds, FIFO, the seed, and lambda, E, cs_dist, Ts, Tr, Tt,
+// transit_dist, entries, max_time and drain as parameters.
+func TraceHeader(c Config, h trace.Header) trace.Header {
+	h.Runtime = "sim"
+	h.Lo, h.Hi = c.Lo, c.Hi
+	h.FIFO = !c.Unordered
+	h.Seed = c.Seed
+	p := map[string]any{
+		"lambda": c.Lambda, "E": c.E, "cs_dist": c.csDist().String(),
+		"Ts": c.Ts, "Tr": c.Tr, "Tt": c.Tt, "transit_dist": c.transitDist().String(),
+		"entries": c.Entries, "max_time": c.MaxTime, "drain": c.Drain,
+	}
+	if len(c.Crashes) > 0 {
+		p["detect_delay"] = c.DetectDelay
+	}
+	for k, v := range h.Params {
+		p[k] = v
+	}
+	h.Params = p
+	return h
+}
+
+func (c *Config) csDist() Dist {
+	if c.CSDist == 0 {
+		return Exp
+	}
+	return c.CSDist
+}
+
+func (c *Config) transitDist() Dist {
+	if c.TransitDist == 0 {
+		return Const
+	}
+	return c.TransitDist
+}

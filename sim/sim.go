@@ -1,0 +1,625 @@
+// Package sim is critsec's deterministic discrete-event simulator. It runs
+// the machines of one CS object (one per process, built with the alg
+// registry) under the timing model of Bulgannawar and Vaidya, "A distributed
+// K-mutual exclusion algorithm" (ICDCS 1995), section 4, refined from
+// Singhal's model:
+//
+//   - each process OutCS with nothing pending calls Entry after a time
+//     drawn from Exp(mean 1/lambda), and Exit after a time InCS with mean E
+//     (exponential by default, or constant);
+//   - each node's processor does one thing at a time: receiving a message
+//     costs Tr, then the machine handles it; every message copy the machine
+//     sends costs Ts, copies leaving one after another (no hardware
+//     multicast); Entry and Exit calls also run on the processor (their
+//     sends cost Ts each, the call itself nothing); work that finds the
+//     processor busy waits in a FIFO input queue;
+//   - a copy spends Tt in transit (constant by default, or exponential);
+//     links are FIFO unless Config.Unordered.
+//
+// A machine call is atomic at the moment it runs: its state change happens
+// then, and its sends leave at now+Ts, now+2Ts, ... Events are kept in a
+// binary heap ordered by (time, sequence number), so ties break the same
+// way every run, and every random draw comes from one PCG generator seeded
+// by Config.Seed: a configuration and a seed fix the run, its Result and
+// its trace byte for byte.
+//
+// The safety bounds lo <= #InCS <= hi are checked after every event (at
+// every reported state change and crash), together with the invocation
+// convention seen from the caller: a machine may not refuse a call the
+// workload makes under the convention, return an error for a message, or
+// report a state change that does not match its State(). The first
+// violation stops the run (Result.Violation). If no event is left while a
+// request is pending and the run was not stopping, the run is deadlocked.
+//
+// Memory does not grow with simulated time: waiting times go to fixed-size
+// log-linear histograms (quantiles within HistRelErr), and the queues hold
+// only the messages in transit and the work not yet done. docs/performance.md
+// has the measured speed.
+//
+// Use:
+//
+//	ms, _ := raymond.New(cs.Params{N: 10, K: 3})
+//	res, err := sim.Run(sim.Config{Machines: ms, Lo: 0, Hi: 3, Lambda: 0.1, E: 1, Tt: 1, Entries: 3000, Seed: 1})
+//	if err != nil { ... }              // bad configuration
+//	if res.Violation != nil { ... }    // safety, convention or deadlock
+//	fmt.Println(res.MessagesPerEntry())
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"critsec/cs"
+	"critsec/trace"
+)
+
+// Kinds of violations (the same names as the model checker's).
+const (
+	// KindBounds: #InCS left lo..hi.
+	KindBounds = "bounds"
+	// KindConvention: a machine refused an Entry or Exit made under the
+	// invocation convention, or reported a state change that does not match
+	// its request or its State().
+	KindConvention = "convention"
+	// KindError: a machine returned an error from Receive or Suspect, or
+	// sent to a process that does not exist.
+	KindError = "error"
+	// KindDeadlock: no event is left while some request is pending.
+	KindDeadlock = "deadlock"
+)
+
+// Why a run stopped (Result.Stop).
+const (
+	StopEntries   = "entries"   // Config.Entries entries completed
+	StopMaxTime   = "max-time"  // Config.MaxTime reached
+	StopViolation = "violation" // Result.Violation is set
+)
+
+// Result is what a run measured. Counts cover the whole run, the drain
+// included.
+type Result struct {
+	// Stop says why the run ended: StopEntries, StopMaxTime or
+	// StopViolation. Drained reports that the run then went on without new
+	// Entry calls until no event was left (Config.Drain).
+	Stop    string
+	Drained bool
+	// Violation is the first violation, or nil.
+	Violation *Violation
+	// Entries and Exits count completed state changes to InCS and OutCS.
+	Entries, Exits int64
+	// Messages and Words count message copies sent and their sizes
+	// (cs.Message.Words); Delivered counts copies handled by their
+	// receivers, Dropped those that arrived at a crashed process, InFlight
+	// those still in transit or queued at the end.
+	Messages, Words, Delivered, Dropped, InFlight int64
+	// Pending is the number of live processes with a request not completed
+	// at the end.
+	Pending int
+	// EntryWait and ExitWait are the waiting times of completed Entry and
+	// Exit requests.
+	EntryWait, ExitWait Waits
+	// InCSTime[c] is the fraction of simulated time during which exactly c
+	// processes were InCS (c = 0..n); MinInCS and MaxInCS are the extremes
+	// observed, the initial configuration included.
+	InCSTime         []float64
+	MinInCS, MaxInCS int
+	// Events is the number of events taken from the queue; EndTime the
+	// simulated time at the end.
+	Events  int64
+	EndTime float64
+}
+
+// MessagesPerEntry is Messages / Entries (0 without entries).
+func (r *Result) MessagesPerEntry() float64 { return ratio(float64(r.Messages), float64(r.Entries)) }
+
+// WordsPerEntry is Words / Entries (0 without entries).
+func (r *Result) WordsPerEntry() float64 { return ratio(float64(r.Words), float64(r.Entries)) }
+
+// Throughput is CS entries per unit of simulated time.
+func (r *Result) Throughput() float64 { return ratio(float64(r.Entries), r.EndTime) }
+
+// MeanInCS is the time-weighted mean number of processes InCS.
+func (r *Result) MeanInCS() float64 {
+	m := 0.0
+	for c, f := range r.InCSTime {
+		m += float64(c) * f
+	}
+	return m
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// Violation is the first failed check of a run.
+type Violation struct {
+	// Kind is KindBounds, KindConvention, KindError or KindDeadlock.
+	Kind string
+	// Time is the simulated time; Event says what was happening, e.g.
+	// "P3 received REPLY from P5" or "P2 called entry".
+	Time  float64
+	Event string
+	// Detail is one line saying what failed.
+	Detail string
+	// InCS lists the live processes InCS at that moment, in id order.
+	InCS []cs.ID
+}
+
+func (v *Violation) Error() string {
+	return fmt.Sprintf("%s violation at t=%g (%s): %s; InCS: %v", v.Kind, v.Time, v.Event, v.Detail, v.InCS)
+}
+
+// job is work waiting for a node's processor: a message (msg != nil), or a
+// local call: op Entry or Exit, or Suspect(who) when op is None.
+type job struct {
+	msg  cs.Message
+	from int32
+	who  int32
+	op   cs.Op
+}
+
+// node is one process: its machine, what the runtime knows of it, and its
+// processor.
+type node struct {
+	m   cs.Machine
+	det cs.Detecting // m, when it takes detector input
+	// state is the top-level state the machine last reported; pending the
+	// request the workload made and the machine has not completed, since
+	// reqTime.
+	state   cs.State
+	pending cs.Op
+	reqTime float64
+	// busy is when the processor finishes the sends of its last call;
+	// running reports that an evHandle is scheduled for jobs[head].
+	busy    float64
+	running bool
+	crashed bool
+	jobs    []job
+	head    int
+}
+
+// engine is one run. It is the cs.Env of every machine call: cur is the
+// node being run and clock its processor time, which each send advances by
+// Ts.
+type engine struct {
+	cfg   *Config
+	n     int
+	nodes []node // index 1..n
+	q     queue
+	rng   *rand.Rand
+	tw    *trace.Writer
+	now   float64
+	clock float64
+	cur   int32
+	// what is being handled, for violation reports
+	curKind     uint8
+	curFrom     int32
+	curMsg      cs.Message
+	curOp       cs.Op
+	inCS        int
+	lastChange  float64
+	inCSTime    []float64
+	lastArrival []float64 // per link (from-1)*n+(to-1), when FIFO needs clamping
+	stopping    bool
+	done        bool
+	entryW      hist
+	exitW       hist
+	res         Result
+}
+
+// Run simulates cfg and returns what it measured. The error reports an
+// invalid configuration only; violations are in Result.Violation.
+func Run(cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := newEngine(&cfg)
+	e.loop()
+	return e.finish(), nil
+}
+
+func newEngine(cfg *Config) *engine {
+	n := len(cfg.Machines)
+	e := &engine{
+		cfg:      cfg,
+		n:        n,
+		nodes:    make([]node, n+1),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xc417_5ec5)),
+		tw:       cfg.Trace,
+		inCSTime: make([]float64, n+1),
+		entryW:   newHist(),
+		exitW:    newHist(),
+	}
+	if cfg.transitDist() == Exp && !cfg.Unordered {
+		e.lastArrival = make([]float64, n*n)
+	}
+	for i, m := range cfg.Machines {
+		nd := &e.nodes[i+1]
+		nd.m = m
+		nd.det, _ = m.(cs.Detecting)
+		nd.state = m.State()
+		if nd.state == cs.InCS {
+			e.inCS++
+		}
+	}
+	e.res.MinInCS, e.res.MaxInCS = e.inCS, e.inCS
+	if e.inCS < cfg.Lo || e.inCS > cfg.Hi {
+		e.fail(KindBounds, fmt.Sprintf("the initial configuration has %d processes InCS, outside %d..%d", e.inCS, cfg.Lo, cfg.Hi))
+		return e
+	}
+	for id := int32(1); int(id) <= n; id++ {
+		e.scheduleWorkload(id)
+	}
+	for _, c := range cfg.Crashes {
+		e.q.push(event{t: c.At, kind: evCrash, node: int32(c.Node)})
+	}
+	return e
+}
+
+// scheduleWorkload schedules node id's next call: Exit after its time InCS,
+// or Entry after its time OutCS (none once the run is stopping).
+func (e *engine) scheduleWorkload(id int32) {
+	if e.nodes[id].state == cs.InCS {
+		d := e.cfg.E
+		if e.cfg.csDist() == Exp {
+			d *= e.rng.ExpFloat64()
+		}
+		e.q.push(event{t: e.now + d, kind: evTimer, node: id, op: cs.Exit})
+		return
+	}
+	if e.stopping {
+		return
+	}
+	e.q.push(event{t: e.now + e.rng.ExpFloat64()/e.cfg.Lambda, kind: evTimer, node: id, op: cs.Entry})
+}
+
+func (e *engine) loop() {
+	maxT := e.cfg.MaxTime
+	for e.q.len() > 0 && !e.done {
+		if maxT > 0 && !e.stopping && e.q.peek().t > maxT {
+			e.res.Stop = StopMaxTime
+			if !e.cfg.Drain {
+				e.now = maxT
+				return
+			}
+			e.stopping = true
+		}
+		ev := e.q.pop()
+		e.now = ev.t
+		e.res.Events++
+		switch ev.kind {
+		case evArrive:
+			nd := &e.nodes[ev.node]
+			if nd.crashed {
+				e.res.Dropped++
+				continue
+			}
+			nd.jobs = append(nd.jobs, job{msg: ev.msg, from: ev.from})
+			if !nd.running {
+				e.drive(ev.node)
+			}
+		case evHandle:
+			nd := &e.nodes[ev.node]
+			nd.running = false
+			if nd.crashed {
+				continue
+			}
+			e.runHead(ev.node)
+			e.drive(ev.node)
+		case evTimer:
+			e.timer(ev.node, ev.op)
+		case evCrash:
+			e.crash(ev.node)
+		case evDetect:
+			nd := &e.nodes[ev.node]
+			if nd.crashed {
+				continue
+			}
+			if e.tw != nil {
+				e.tw.Suspect(e.now, cs.ID(ev.node), cs.ID(ev.from))
+			}
+			nd.jobs = append(nd.jobs, job{who: ev.from})
+			if !nd.running {
+				e.drive(ev.node)
+			}
+		}
+	}
+	if e.done || e.stopping {
+		return
+	}
+	// No event left, and the workload always schedules one for a process
+	// with nothing pending: every live process waits for ever.
+	for id := 1; id <= e.n; id++ {
+		if nd := &e.nodes[id]; !nd.crashed && nd.pending != cs.None {
+			e.curKind = 0
+			e.fail(KindDeadlock, fmt.Sprintf("no event left while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime))
+			return
+		}
+	}
+}
+
+// timer is the workload's call: the request starts now; the call itself
+// runs when the processor is free.
+func (e *engine) timer(id int32, op cs.Op) {
+	nd := &e.nodes[id]
+	if nd.crashed || (op == cs.Entry && e.stopping) {
+		return
+	}
+	nd.pending, nd.reqTime = op, e.now
+	if e.tw != nil {
+		e.tw.Request(e.now, cs.ID(id), op)
+	}
+	nd.jobs = append(nd.jobs, job{op: op})
+	if !nd.running {
+		e.drive(id)
+	}
+}
+
+// drive runs node id's queued jobs while its processor is free now, and
+// schedules an evHandle for the first one that must wait (the processor is
+// busy sending, or a message needs its receive overhead Tr).
+func (e *engine) drive(id int32) {
+	nd := &e.nodes[id]
+	for nd.head < len(nd.jobs) && !e.done {
+		t := max(e.now, nd.busy)
+		if nd.jobs[nd.head].msg != nil {
+			t += e.cfg.Tr
+		}
+		if t > e.now {
+			nd.running = true
+			e.q.push(event{t: t, kind: evHandle, node: id})
+			return
+		}
+		e.runHead(id)
+	}
+}
+
+// runHead takes the job at the head of node id's input queue and runs it.
+func (e *engine) runHead(id int32) {
+	nd := &e.nodes[id]
+	j := nd.jobs[nd.head]
+	nd.jobs[nd.head] = job{}
+	nd.head++
+	if nd.head == len(nd.jobs) {
+		nd.jobs, nd.head = nd.jobs[:0], 0
+	} else if nd.head >= 64 && nd.head*2 >= len(nd.jobs) {
+		k := copy(nd.jobs, nd.jobs[nd.head:])
+		clear(nd.jobs[k:])
+		nd.jobs, nd.head = nd.jobs[:k], 0
+	}
+	e.cur, e.clock = id, e.now
+	e.curFrom, e.curMsg, e.curOp = j.from, j.msg, j.op
+	var err error
+	switch {
+	case j.msg != nil:
+		e.curKind = evArrive
+		e.res.Delivered++
+		if e.tw != nil {
+			e.tw.Recv(e.now, cs.ID(id), cs.ID(j.from), j.msg.Kind())
+		}
+		err = nd.m.Receive(e, cs.ID(j.from), j.msg)
+	case j.op == cs.Entry:
+		e.curKind = evTimer
+		err = nd.m.Entry(e)
+	case j.op == cs.Exit:
+		e.curKind = evTimer
+		err = nd.m.Exit(e)
+	default:
+		e.curKind, e.curFrom = evDetect, j.who
+		err = nd.det.Suspect(e, cs.ID(j.who))
+	}
+	nd.busy = e.clock
+	if e.res.Violation != nil {
+		return
+	}
+	switch {
+	case err != nil && j.msg == nil && j.op != cs.None:
+		e.fail(KindConvention, fmt.Sprintf("P%d refused %s: %v", id, j.op, err))
+	case err != nil:
+		kind := KindError
+		if errors.Is(err, cs.ErrConvention) {
+			kind = KindConvention
+		}
+		e.fail(kind, err.Error())
+	case nd.m.State() != nd.state:
+		e.fail(KindConvention, fmt.Sprintf("P%d is %s but reported %s last", id, nd.m.State(), nd.state))
+	}
+}
+
+// Send implements cs.Env for the machine being run: the copy leaves after
+// Ts more of the processor's time and arrives after its transit time.
+func (e *engine) Send(to cs.ID, m cs.Message) {
+	if e.res.Violation != nil {
+		return
+	}
+	if to < 1 || int(to) > e.n {
+		e.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (ids 1..%d)", e.cur, m.Kind(), to, e.n))
+		return
+	}
+	w := m.Words()
+	e.res.Messages++
+	e.res.Words += int64(w)
+	if e.tw != nil {
+		e.tw.Send(e.now, cs.ID(e.cur), to, m.Kind(), w)
+	}
+	e.clock += e.cfg.Ts
+	t := e.clock + e.cfg.Tt
+	if e.cfg.transitDist() == Exp {
+		t = e.clock + e.cfg.Tt*e.rng.ExpFloat64()
+		if e.lastArrival != nil {
+			l := &e.lastArrival[int(e.cur-1)*e.n+int(to-1)]
+			t = max(t, *l)
+			*l = t
+		}
+	}
+	e.q.push(event{t: t, kind: evArrive, node: int32(to), from: e.cur, msg: m})
+}
+
+// Changed implements cs.Env: the machine being run reports its new
+// top-level state. It checks the report against the pending request,
+// records the waiting time, checks the bounds and schedules the workload's
+// next call.
+func (e *engine) Changed(s cs.State) {
+	if e.res.Violation != nil {
+		return
+	}
+	id := e.cur
+	nd := &e.nodes[id]
+	want := cs.InCS
+	if nd.pending == cs.Exit {
+		want = cs.OutCS
+	}
+	if nd.pending == cs.None || s != want {
+		e.fail(KindConvention, fmt.Sprintf("P%d reported %s while %s with request %s pending", id, s, nd.state, nd.pending))
+		return
+	}
+	e.account()
+	nd.state, nd.pending = s, cs.None
+	if s == cs.InCS {
+		e.inCS++
+		e.res.Entries++
+		e.entryW.add(e.now - nd.reqTime)
+	} else {
+		e.inCS--
+		e.res.Exits++
+		e.exitW.add(e.now - nd.reqTime)
+	}
+	if e.tw != nil {
+		e.tw.State(e.now, cs.ID(id), s)
+	}
+	if !e.checkBounds() {
+		return
+	}
+	e.scheduleWorkload(id)
+	if s == cs.InCS && e.res.Entries == e.cfg.Entries && !e.stopping {
+		e.res.Stop = StopEntries
+		e.stopping = true
+		e.done = !e.cfg.Drain
+	}
+}
+
+// crash stops node id for good.
+func (e *engine) crash(id int32) {
+	nd := &e.nodes[id]
+	if nd.crashed {
+		return
+	}
+	e.cur, e.curKind = id, evCrash
+	nd.crashed = true
+	e.res.Dropped += e.countQueuedMessages(nd)
+	nd.jobs, nd.head = nil, 0
+	if e.tw != nil {
+		e.tw.Crash(e.now, cs.ID(id))
+	}
+	if nd.state == cs.InCS {
+		e.account()
+		e.inCS--
+		if !e.checkBounds() {
+			return
+		}
+	}
+	for j := int32(1); int(j) <= e.n; j++ {
+		if o := &e.nodes[j]; j != id && !o.crashed && o.det != nil {
+			e.q.push(event{t: e.now + e.cfg.DetectDelay, kind: evDetect, node: j, from: id})
+		}
+	}
+}
+
+func (e *engine) countQueuedMessages(nd *node) int64 {
+	var c int64
+	for _, j := range nd.jobs[nd.head:] {
+		if j.msg != nil {
+			c++
+		}
+	}
+	return c
+}
+
+// account adds the time since the last change of #InCS to its bucket.
+func (e *engine) account() {
+	e.inCSTime[e.inCS] += e.now - e.lastChange
+	e.lastChange = e.now
+}
+
+// checkBounds records the extremes of #InCS and stops the run when it is
+// outside lo..hi.
+func (e *engine) checkBounds() bool {
+	e.res.MinInCS = min(e.res.MinInCS, e.inCS)
+	e.res.MaxInCS = max(e.res.MaxInCS, e.inCS)
+	if e.inCS < e.cfg.Lo || e.inCS > e.cfg.Hi {
+		e.fail(KindBounds, fmt.Sprintf("%d processes InCS, outside %d..%d", e.inCS, e.cfg.Lo, e.cfg.Hi))
+		return false
+	}
+	return true
+}
+
+// fail records the first violation and stops the run.
+func (e *engine) fail(kind, detail string) {
+	if e.res.Violation != nil {
+		return
+	}
+	v := &Violation{Kind: kind, Time: e.now, Event: e.describe(), Detail: detail}
+	for id := 1; id <= e.n; id++ {
+		if nd := &e.nodes[id]; !nd.crashed && nd.m.State() == cs.InCS {
+			v.InCS = append(v.InCS, cs.ID(id))
+		}
+	}
+	e.res.Violation = v
+	e.res.Stop = StopViolation
+	e.done = true
+}
+
+// describe names the event being handled.
+func (e *engine) describe() string {
+	switch e.curKind {
+	case evArrive:
+		return fmt.Sprintf("P%d received %s from P%d", e.cur, e.curMsg.Kind(), e.curFrom)
+	case evTimer:
+		return fmt.Sprintf("P%d called %s", e.cur, e.curOp)
+	case evDetect:
+		return fmt.Sprintf("P%d began to suspect P%d", e.cur, e.curFrom)
+	case evCrash:
+		return fmt.Sprintf("P%d crashed", e.cur)
+	}
+	if e.now == 0 && e.res.Events == 0 {
+		return "start"
+	}
+	return "end of events"
+}
+
+func (e *engine) finish() *Result {
+	r := &e.res
+	r.Drained = e.stopping && e.cfg.Drain && r.Violation == nil
+	e.account()
+	r.EndTime = e.now
+	if e.now > 0 {
+		r.InCSTime = make([]float64, len(e.inCSTime))
+		for c, t := range e.inCSTime {
+			r.InCSTime[c] = t / e.now
+		}
+	} else {
+		r.InCSTime = make([]float64, len(e.inCSTime))
+		r.InCSTime[e.inCS] = 1
+	}
+	for _, ev := range e.q.ev {
+		if ev.kind == evArrive {
+			r.InFlight++
+		}
+	}
+	for id := 1; id <= e.n; id++ {
+		nd := &e.nodes[id]
+		if nd.crashed {
+			continue
+		}
+		r.InFlight += e.countQueuedMessages(nd)
+		if nd.pending != cs.None {
+			r.Pending++
+		}
+	}
+	r.EntryWait, r.ExitWait = e.entryW.waits(), e.exitW.waits()
+	return r
+}
