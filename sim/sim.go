@@ -295,10 +295,11 @@ func (e *engine) loop() {
 		case evArrive:
 			nd := &e.nodes[ev.node]
 			if nd.crashed {
+				e.q.takeMsg(&ev)
 				e.res.Dropped++
 				continue
 			}
-			nd.jobs = append(nd.jobs, job{msg: ev.msg, from: ev.from})
+			nd.jobs = append(nd.jobs, job{msg: e.q.takeMsg(&ev), from: ev.from})
 			if !nd.running {
 				e.drive(ev.node)
 			}
@@ -456,7 +457,7 @@ func (e *engine) Send(to cs.ID, m cs.Message) {
 			*l = t
 		}
 	}
-	e.q.push(event{t: t, kind: evArrive, node: int32(to), from: e.cur, msg: m})
+	e.q.pushMsg(event{t: t, kind: evArrive, node: int32(to), from: e.cur}, m)
 }
 
 // Changed implements cs.Env: the machine being run reports its new
@@ -591,8 +592,11 @@ func (e *engine) describe() string {
 	return "end of events"
 }
 
+// finish completes and returns a copy of the result (a pointer into the
+// engine would keep the whole run reachable).
 func (e *engine) finish() *Result {
-	r := &e.res
+	res := e.res
+	r := &res
 	r.Drained = e.stopping && e.cfg.Drain && r.Violation == nil
 	e.account()
 	r.EndTime = e.now

@@ -29,6 +29,8 @@ type simFlags struct {
 	fifo, drain bool
 	tracePath   string
 	json        bool
+	assertMin   int
+	assertMax   int
 }
 
 func newSimCmd() *cobra.Command {
@@ -80,6 +82,8 @@ Exit status: 0 no violation, 1 violation, 2 bad input.`,
 	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
 	fs.StringVar(&f.tracePath, "trace", "", "write every event to this file (JSON Lines, docs/trace.md); check it with `critsec trace check`")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary instead of the table")
+	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's); a smaller value shows how a violation is reported")
+	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	return cmd
 }
 
@@ -123,12 +127,29 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	case f.entries == 0 && f.maxTime == 0:
 		return badInput("--entries 0 needs --max-time > 0: otherwise the run never stops")
 	}
+	n := pr.params.N
+	switch {
+	case f.assertMax < -1 || f.assertMax > n:
+		return badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
+	case f.assertMin < -1 || f.assertMin > n:
+		return badInput("--assert-min %d is out of range: need 0 <= assert-min <= n (n = %d), or -1 for the algorithm's bound", f.assertMin, n)
+	}
+	lo, hi := pr.lo, pr.hi
+	if f.assertMax >= 0 {
+		hi = f.assertMax
+	}
+	if f.assertMin >= 0 {
+		lo = f.assertMin
+	}
+	if lo > hi {
+		return badInput("bounds %d..%d are empty: need --assert-min <= --assert-max (the algorithm guarantees %d..%d)", lo, hi, pr.lo, pr.hi)
+	}
 	ms, err := pr.machines()
 	if err != nil {
 		return err
 	}
 	cfg := sim.Config{
-		Machines: ms, Lo: pr.lo, Hi: pr.hi,
+		Machines: ms, Lo: lo, Hi: hi,
 		Lambda: f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
 		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
@@ -285,7 +306,11 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if s.Drained {
 		stop += ", then drained"
 	}
-	fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
+	if s.Stop == sim.StopViolation {
+		fmt.Fprintf(w, "result: %s\n", s.Result)
+	} else {
+		fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
+	}
 	if v := s.Violation; v != nil {
 		fmt.Fprintf(w, "violation: %s at t=%g, %s: %s\n", v.Kind, v.Time, v.Event, v.Detail)
 		fmt.Fprintf(w, "InCS then: %s\n", idList(v.InCS))
