@@ -115,6 +115,9 @@ func (tr *Reader) Next() (Event, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Event{}, tr.errorf("%v", err)
 	}
+	if r.Ev == EvHeader {
+		return Event{}, tr.errorf("a second header line")
+	}
 	if r.T == nil {
 		return Event{}, tr.errorf(`event without "t"`)
 	}
@@ -153,8 +156,6 @@ func (tr *Reader) Next() (Event, error) {
 			err = tr.errorf(`state event with state %q: want "InCS" or "OutCS"`, r.State)
 		}
 	case EvCrash:
-	case EvHeader:
-		err = tr.errorf("a second header line")
 	default:
 		err = tr.errorf("unknown event kind %q: want send, recv, request, state, crash or suspect", r.Ev)
 	}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs `critsec args...` and returns the exit status and standard
+// output.
+func runCLI(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	defer rootCmd.SetOut(nil)
+	code := run(args)
+	return code, out.String()
+}
+
+// TestSimAcceptance is issue 2's acceptance run: sim and trace check both
+// report no violation, and two runs with the same seed write identical
+// traces.
+func TestSimAcceptance(t *testing.T) {
+	dir := t.TempDir()
+	t1, t2 := filepath.Join(dir, "t1.jsonl"), filepath.Join(dir, "t2.jsonl")
+	args := []string{"sim", "--alg", "raymond", "--n", "10", "--k", "3", "--lambda", "0.1", "--entries", "3000", "--seed", "1", "--trace"}
+	code, out := runCLI(t, append(args, t1)...)
+	if code != 0 || !strings.Contains(out, "result: ok") || !strings.Contains(out, "#InCS over time") {
+		t.Fatalf("sim: exit %d\n%s", code, out)
+	}
+	code, out2 := runCLI(t, append(args, t2)...)
+	if code != 0 || out2 != strings.Replace(out, t1, t2, 1) {
+		t.Fatalf("second sim run: exit %d, output differs:\n%s", code, out2)
+	}
+	b1, err := os.ReadFile(t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := os.ReadFile(t2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b1, b2) {
+		t.Fatal("two runs with seed 1 wrote different traces")
+	}
+	code, out = runCLI(t, "trace", "check", t1)
+	if code != 0 || !strings.HasPrefix(out, "ok: ") || !strings.Contains(out, "max #InCS 3") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+}
+
+func TestSimJSON(t *testing.T) {
+	code, out := runCLI(t, "sim", "--n", "5", "--k", "2", "--entries", "200", "--json", "--cs-dist", "const", "--tt-dist", "exp", "--Ts", "0.1", "--Tr", "0.1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	cfg := s["config"].(map[string]any)
+	if s["result"] != "ok" || cfg["cs_dist"] != "const" || cfg["tt_dist"] != "exp" || cfg["n"] != 5.0 || s["stop"] != "entries" {
+		t.Fatalf("summary %v", s)
+	}
+	mpe := s["messages_per_entry"].(float64)
+	if mpe < 2*5-2-1 || mpe > 2*(5-1) {
+		t.Fatalf("messages per entry %v outside [7, 8]", mpe)
+	}
+	// Keys come in a stable order: result first, violation absent.
+	if !strings.HasPrefix(out, "{\n  \"result\": \"ok\",\n  \"config\": {") || strings.Contains(out, "violation") {
+		t.Fatalf("key order:\n%s", out)
+	}
+}
+
+func TestSimViolationExit1(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "v.jsonl")
+	code, out := runCLI(t, "sim", "--k", "3", "--assert-max", "2", "--trace", tr)
+	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "violation: bounds at t=") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// The trace ends at the violation, which trace check finds too.
+	code, out = runCLI(t, "trace", "check", tr)
+	if code != 1 || !strings.Contains(out, "3 processes InCS, outside the bounds 0..2") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	bad := [][]string{
+		{"--lambda", "0"},
+		{"--lambda", "-1"},
+		{"--lambda", "NaN"},
+		{"--E", "-1"},
+		{"--E", "NaN"},
+		{"--Ts", "-0.1"},
+		{"--Tr", "Inf"},
+		{"--Tt", "-1"},
+		{"--max-time", "-3"},
+		{"--entries", "-1"},
+		{"--entries", "0"},
+		{"--cs-dist", "normal"},
+		{"--tt-dist", "uniform"},
+		{"--assert-max", "11"},
+		{"--assert-min", "3", "--assert-max", "2"},
+		{"--alg", "nope"},
+		{"--n", "0"},
+		{"--k", "11"},
+		{"--l", "1"}, // raymond has no lower bound
+		{"--initial", "1,2,3,4"},
+		{"--seed", "-1"},
+		{"--trace", "/nonexistent-dir/t.jsonl"},
+		{"extra-arg"},
+	}
+	for _, args := range bad {
+		if code, out := runCLI(t, append([]string{"sim"}, args...)...); code != 2 {
+			t.Errorf("sim %v: exit %d, want 2\n%s", args, code, out)
+		}
+	}
+}
+
+func TestSimHelpNamesUnits(t *testing.T) {
+	code, out := runCLI(t, "sim", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--lambda", "--E", "--cs-dist", "--Ts", "--Tr", "--Tt", "--tt-dist", "--entries", "--max-time", "--seed", "--fifo", "--drain", "--trace", "--json", "time units", "(default 3000)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
