@@ -162,6 +162,9 @@ type job struct {
 	op   cs.Op
 }
 
+// maxIdleJobs is the largest input-queue buffer an idle node keeps.
+const maxIdleJobs = 64
+
 // node is one process: its machine, what the runtime knows of it, and its
 // processor.
 type node struct {
@@ -386,6 +389,11 @@ func (e *engine) runHead(id int32) {
 	nd.jobs[nd.head] = job{}
 	nd.head++
 	if nd.head == len(nd.jobs) {
+		// Empty: reuse the buffer, unless a burst made it large; dropping
+		// it keeps memory at the current backlog, not the largest ever.
+		if cap(nd.jobs) > maxIdleJobs {
+			nd.jobs = nil
+		}
 		nd.jobs, nd.head = nd.jobs[:0], 0
 	} else if nd.head >= 64 && nd.head*2 >= len(nd.jobs) {
 		k := copy(nd.jobs, nd.jobs[nd.head:])
