@@ -74,14 +74,15 @@ const (
 	StopEntries   = "entries"   // Config.Entries entries completed
 	StopMaxTime   = "max-time"  // Config.MaxTime reached
 	StopViolation = "violation" // Result.Violation is set
+	StopIdle      = "idle"      // no event left and nothing pending (every process crashed)
 )
 
 // Result is what a run measured. Counts cover the whole run, the drain
 // included.
 type Result struct {
-	// Stop says why the run ended: StopEntries, StopMaxTime or
-	// StopViolation. Drained reports that the run then went on without new
-	// Entry calls until no event was left (Config.Drain).
+	// Stop says why the run ended: StopEntries, StopMaxTime,
+	// StopViolation or StopIdle. Drained reports that the run then went on
+	// without new Entry calls until no event was left (Config.Drain).
 	Stop    string
 	Drained bool
 	// Violation is the first violation, or nil.
@@ -344,6 +345,7 @@ func (e *engine) loop() {
 			return
 		}
 	}
+	e.res.Stop = StopIdle
 }
 
 // timer is the workload's call: the request starts now; the call itself

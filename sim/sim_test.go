@@ -419,6 +419,15 @@ func TestStops(t *testing.T) {
 	if got := res.Throughput(); math.Abs(got-float64(res.Entries)/40) > 1e-12 {
 		t.Fatalf("throughput %v", got)
 	}
+	// Every process crashes: nothing is left to do.
+	res, err = sim.Run(sim.Config{Machines: raymondMachines(t, 2, 1), Hi: 1, Lambda: 1, E: 1, Tt: 1, Entries: 50, Seed: 1,
+		Crashes: []sim.Crash{{At: 5, Node: 1}, {At: 5, Node: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stop != sim.StopIdle || res.Violation != nil || res.EndTime < 5 {
+		t.Fatalf("all crashed: %+v", res)
+	}
 }
 
 func TestValidate(t *testing.T) {
