@@ -1,0 +1,293 @@
+// Package coterie builds and checks the quorums Q_1..Q_n that critsec's
+// quorum-based algorithms (Maekawa's mutual exclusion, MUTIN(l), (l,k)-GCS)
+// use: process P_i asks the members of its quorum Q_i.
+//
+// A coterie (Definition 3 of Kamei and Kakugawa, "Asynchronous
+// message-passing distributed algorithm for the global critical section
+// problem", 2019, after Garcia-Molina and Barbara 1985) is a set of quorums
+// with three properties:
+//
+//  1. nonemptiness: every quorum is nonempty;
+//  2. intersection: every two quorums share a process;
+//  3. minimality: no quorum is a proper subset of another.
+//
+// critsec works with the n quorums actually used, one per process, given as
+// a slice qs with qs[i-1] = Q_i. Two processes may use the same quorum
+// ("distinct quorums" in Definition 3 are distinct sets, so equal quorums do
+// not break minimality). Safety of mutual exclusion rests on intersection
+// alone; minimality only avoids asking more processes than needed. So:
+//
+//   - Validate checks all three properties (a coterie, Definition 3); the
+//     CLI applies it to every coterie it is given, built in or read from a
+//     file, so a file that is not a coterie is refused.
+//   - CheckIntersecting checks what an algorithm needs to be safe (one
+//     nonempty quorum per process, ids in 1..n, no repeats, intersection);
+//     the algorithms' constructors use it, so tests may run them on quorum
+//     systems that are not minimal.
+//
+// Every failure names what is wrong; an intersection failure names the two
+// quorums and their members.
+//
+// Q_i need not contain P_i for any algorithm in critsec. The built-in
+// constructions put P_i in Q_i except Majority(2), where Q_2 = {1}
+// (see Majority).
+package coterie
+
+import (
+	"fmt"
+	"strings"
+
+	"critsec/cs"
+)
+
+// Majority returns the quorums of the majority coterie of Example 1 of the
+// global paper, one per process:
+//
+//   - n odd: every set of (n+1)/2 processes is a quorum; P_i uses the
+//     (n+1)/2 consecutive ids starting at i, wrapping after n:
+//     Q_i = {i, i+1, ..., i+(n-1)/2} (mod n). Two such sets hold
+//     n+1 > n ids in all, so they share one (pigeonhole). They all have
+//     the same size, so none is a proper subset of another.
+//   - n even: C_maj = C_1 ∪ C_2, where C_1 holds sets of n/2 processes and
+//     C_2 sets of n/2+1 processes that contain no set of C_1. critsec takes
+//     C_1 = the n/2-sets that contain P_1 (the tie breaker) and C_2 = the
+//     (n/2+1)-sets that do not contain P_1. Intersection: two C_1 sets share
+//     P_1; a C_1 and a C_2 set hold n+1 > n ids, two C_2 sets n+2 > n.
+//     Minimality: every C_1 set holds P_1 and no C_2 set does, and sets of
+//     one size cannot properly contain each other.
+//     P_i uses the arc A_i = {i, ..., i+n/2-1} (mod n) when it contains P_1
+//     (i = 1 or i > n/2+1); otherwise (2 <= i <= n/2+1) it uses the n/2+1
+//     consecutive ids starting at i on the cycle 2, 3, ..., n, which avoids
+//     P_1. For n = 2 the cycle 2..n is too short and C_2 is empty: both
+//     processes use Q = {1}, so Q_2 does not contain P_2.
+//
+// Quorum sizes are (n+1)/2 for odd n, and n/2 or n/2+1 for even n.
+func Majority(n int) ([][]cs.ID, error) {
+	if err := checkN(n); err != nil {
+		return nil, err
+	}
+	qs := make([][]cs.ID, n)
+	for i := 1; i <= n; i++ {
+		switch {
+		case n%2 == 1:
+			qs[i-1] = arc(i, (n+1)/2, 1, n)
+		case n == 2:
+			qs[i-1] = []cs.ID{1}
+		case i == 1 || i > n/2+1:
+			qs[i-1] = arc(i, n/2, 1, n)
+		default:
+			qs[i-1] = arc(i, n/2+1, 2, n)
+		}
+	}
+	return qs, nil
+}
+
+// arc returns size consecutive ids from start on the cycle lo, lo+1, ...,
+// hi, lo, ..., sorted in increasing order.
+func arc(start, size, lo, hi int) []cs.ID {
+	var s cs.Set
+	span := hi - lo + 1
+	for d := range size {
+		s.Add(cs.ID(lo + (start-lo+d)%span))
+	}
+	return s.Members()
+}
+
+// Grid returns the quorums of the grid coterie of Example 2 of the global
+// paper (Maekawa 1985, section 4): the processes are laid out in a grid and
+// Q_i is P_i's row together with P_i's column. For a perfect square n the
+// grid is sqrt(n) x sqrt(n) and |Q_i| = 2 sqrt(n) - 1.
+//
+// For any n (the generalization): let s = ceil(sqrt(n)). Process i sits at
+// row (i-1)/s, column (i-1)%s (row-major, s columns); the last row may be
+// partial, holding w <= s processes. Q_i = row(i) ∪ column(i), over the
+// cells that hold a process.
+//
+// Intersection holds for every n. Take processes a at (ra, ca) and b at
+// (rb, cb). If ra = rb they share their row. Otherwise at most one of them
+// is in the last row: if ra is not the last row, the cell (ra, cb) exists
+// (every row but the last is full) and lies in a's row and b's column; if
+// ra is the last row then rb is not, and (rb, ca) exists and lies in b's
+// row and a's column.
+//
+// Minimality can fail for the raw row ∪ column sets in two layouts, and
+// Grid repairs it. (1) The last row holds a single process x (w = 1, at
+// least 2 rows): Q_x is column 0, a proper subset of Q_b for every other b
+// in column 0. (2) There are exactly two rows and the last is partial: a
+// process a of row 0 whose column is empty below has Q_a = row 0, a proper
+// subset of Q_b for the other processes b of row 0. These are the only
+// cases: for a, b in different rows and columns neither set can contain the
+// other (a's row would have to be a single cell of b's column, yet it holds
+// a); in one row Q_a ⊂ Q_b needs a's column to be {a} (case 2, or n = 1);
+// in one column it needs a's row to be {a} (case 1). The repair: each
+// quorum that properly contains another raw quorum is replaced by the
+// smallest raw quorum it contains (the lowest process id on ties). The
+// result uses only minimal raw quorums, so it is minimal, and it is a
+// subfamily of an intersecting family, so it still intersects. In both
+// cases the replacement contains the process (column 0 contains every b of
+// column 0; row 0 contains every b of row 0), so P_i ∈ Q_i for every n.
+//
+// Sizes: 2 sqrt(n) - 1 for perfect squares, at most 2 ceil(sqrt(n)) - 1
+// otherwise.
+func Grid(n int) ([][]cs.ID, error) {
+	if err := checkN(n); err != nil {
+		return nil, err
+	}
+	s := 1
+	for s*s < n {
+		s++
+	}
+	raw := make([]cs.Set, n)
+	for i := 1; i <= n; i++ {
+		r, c := (i-1)/s, (i-1)%s
+		for j := 1; j <= n; j++ {
+			if (j-1)/s == r || (j-1)%s == c {
+				raw[i-1].Add(cs.ID(j))
+			}
+		}
+	}
+	members := make([][]cs.ID, n)
+	for i := range raw {
+		members[i] = raw[i].Members()
+	}
+	qs := make([][]cs.ID, n)
+	for i := range raw {
+		best := i
+		for j := range raw {
+			if len(members[j]) < len(members[best]) && subset(members[j], raw[i]) {
+				best = j
+			}
+		}
+		qs[i] = members[best]
+	}
+	return qs, nil
+}
+
+// ByName resolves a coterie name as the CLI's --coterie flag takes it:
+// "majority", "grid", or the path of a coterie file (ReadFile). The result
+// is validated as a coterie (Validate). The second result is the name to
+// report (the path for a file).
+func ByName(name string, n int) ([][]cs.ID, string, error) {
+	var qs [][]cs.ID
+	var err error
+	switch name {
+	case "majority":
+		qs, err = Majority(n)
+	case "grid":
+		qs, err = Grid(n)
+	case "":
+		return nil, "", fmt.Errorf("no coterie given: use majority, grid, or the path of a coterie file")
+	default:
+		qs, err = ReadFile(name, n)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if err := Validate(qs, n); err != nil {
+		return nil, "", err
+	}
+	return qs, name, nil
+}
+
+// CheckIntersecting checks what a quorum-based mutual-exclusion algorithm
+// needs to be safe: n >= 1, exactly n quorums (qs[i-1] = Q_i), each nonempty,
+// ids in 1..n, no id listed twice in a quorum, and every two quorums
+// intersect. A failure names the quorum(s) at fault.
+func CheckIntersecting(qs [][]cs.ID, n int) error {
+	_, err := sets(qs, n)
+	return err
+}
+
+// Validate checks that qs (qs[i-1] = Q_i) is a coterie under {1..n}
+// (Definition 3): everything CheckIntersecting checks, and minimality: no
+// quorum is a proper subset of another. A failure names the two quorums.
+func Validate(qs [][]cs.ID, n int) error {
+	ss, err := sets(qs, n)
+	if err != nil {
+		return err
+	}
+	for i := range ss {
+		for j := range ss {
+			if i != j && ss[i].Len() < ss[j].Len() && subset(qs[i], ss[j]) {
+				return fmt.Errorf("Q_%d = %s is a proper subset of Q_%d = %s: a coterie's quorums must be minimal (Definition 3); let P_%d use Q_%d too, or drop the extra members",
+					i+1, show(qs[i]), j+1, show(qs[j]), j+1, i+1)
+			}
+		}
+	}
+	return nil
+}
+
+// sets checks everything but minimality and returns the quorums as sets.
+func sets(qs [][]cs.ID, n int) ([]cs.Set, error) {
+	if err := checkN(n); err != nil {
+		return nil, err
+	}
+	if len(qs) != n {
+		return nil, fmt.Errorf("got %d quorums for n = %d processes: need exactly one quorum Q_i per process", len(qs), n)
+	}
+	ss := make([]cs.Set, n)
+	for i, q := range qs {
+		if len(q) == 0 {
+			return nil, fmt.Errorf("Q_%d is empty: every quorum needs at least one process (nonemptiness, Definition 3)", i+1)
+		}
+		for _, id := range q {
+			if id < 1 || int(id) > n {
+				return nil, fmt.Errorf("Q_%d = %s holds unknown process id %d: ids run from 1 to n = %d", i+1, show(q), id, n)
+			}
+			if ss[i].Has(id) {
+				return nil, fmt.Errorf("Q_%d = %s lists process %d twice", i+1, show(q), id)
+			}
+			ss[i].Add(id)
+		}
+	}
+	for i := range ss {
+		for j := i + 1; j < n; j++ {
+			if !intersect(qs[i], ss[j]) {
+				return nil, fmt.Errorf("Q_%d = %s and Q_%d = %s do not intersect: every pair of quorums must share a process (intersection property, Definition 3)",
+					i+1, show(qs[i]), j+1, show(qs[j]))
+			}
+		}
+	}
+	return ss, nil
+}
+
+func checkN(n int) error {
+	if n < 1 {
+		return fmt.Errorf("n = %d is out of range: need n >= 1", n)
+	}
+	return nil
+}
+
+// intersect reports whether q and s share an id.
+func intersect(q []cs.ID, s cs.Set) bool {
+	for _, id := range q {
+		if s.Has(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// subset reports whether every id of q is in s.
+func subset(q []cs.ID, s cs.Set) bool {
+	for _, id := range q {
+		if !s.Has(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// show formats a quorum as {1,2,5}.
+func show(q []cs.ID) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, id := range q {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, id)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
