@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"critsec/alg"
+	"critsec/coterie"
 	"critsec/cs"
 )
 
@@ -92,10 +93,9 @@ func (pr problem) machines() ([]cs.Machine, error) {
 	return ms, nil
 }
 
-// quorumsFor resolves the --coterie flag to Q_1..Q_n and a display name.
-var quorumsFor = func(name string, n int) ([][]cs.ID, string, error) {
-	return nil, "", fmt.Errorf("coteries are not available yet")
-}
+// quorumsFor resolves the --coterie flag to Q_1..Q_n and a display name:
+// majority, grid or a coterie file, validated as a coterie (package coterie).
+var quorumsFor = coterie.ByName
 
 func parseIDs(s string) ([]cs.ID, error) {
 	var ids []cs.ID
