@@ -62,10 +62,13 @@
 // displacement rule for the old head; steps 4 and 7 lock for the first
 // request, which leaves no queued request preceding the new lock.) A
 // requester's FAILED flag lasts until its request ends, so a requester that
-// relinquished a lock still answers later INQUIREs with RELINQUISH (the
-// correction the brief cites; "has relinquished and not been re-granted"
-// implies "has received FAILED" here). Now take a state where no message is
-// in transit and some request waits. Let r be the first pending request in
+// relinquished a lock still answers later INQUIREs with RELINQUISH. (Later
+// restatements add "or it has relinquished a lock and not been granted it
+// again" to step 3's condition, the fix for a requester that would
+// otherwise defer after relinquishing; here a requester relinquishes only
+// after a FAILED, so that condition implies the first and both variants
+// have it.) Now take a state where no message is
+// in transit, no process is InCS and some request waits. Let r be the first pending request in
 // timestamp order; at an arbiter whose lock it lacks it is first in the
 // queue and precedes the lock holder k, so k received an INQUIRE it has not
 // answered: k holds no FAILED, is not InCS, and waits at some arbiter whose
@@ -93,6 +96,9 @@
 //     for safety).
 //   - Params.Initial may name one process InCS: it starts holding the lock
 //     of every member of its quorum, as if it had just entered.
+//   - Channels must be FIFO (the simulator's and the checker's default):
+//     the requester relies on a FAILED never overtaking a later LOCKED from
+//     the same arbiter, and an INQUIRE never overtaking its LOCKED.
 //   - Messages a correct run never produces (a LOCKED for a request already
 //     holding that lock, a FAILED or INQUIRE that contradicts the locks held,
 //     a RELEASE or RELINQUISH from a process that does not hold the lock, a
