@@ -3,8 +3,8 @@ package alg
 import (
 	"critsec/alg/gcs"
 	"critsec/alg/kmutex"
+	"critsec/alg/maekawa"
 	"critsec/alg/mutin"
-	"critsec/alg/raymond"
 	"critsec/cs"
 )
 
@@ -14,12 +14,13 @@ import (
 // every Release to an outstanding Query; the "-paper" names run Algorithms
 // 1-2 as published, which can deadlock (docs/global-lk-cs.md).
 //
-// mx, the mutual-exclusion object inside each MUTIN, is Ricart and
-// Agrawala's algorithm (raymond.New with the k = 1 MUTIN passes) until
-// package maekawa provides Maekawa's algorithm, which the paper uses.
+// mx, the mutual-exclusion object inside each MUTIN, is Maekawa's algorithm
+// on the same coterie, as in the paper (section 3.4, Lemma 8), in its
+// corrected variant (maekawa.Fixed) for the "-paper" names too: they isolate
+// the published MUTIN's own gap, not Maekawa's (docs/maekawa.md).
 func init() {
 	for _, v := range []mutin.Variant{mutin.Fixed, mutin.Paper} {
-		o := mutin.Options{Mx: raymond.New, Variant: v}
+		o := mutin.Options{Mx: maekawa.New, Variant: v}
 		suffix, note := "", ""
 		if v == mutin.Paper {
 			suffix, note = "-paper", " as published (may deadlock)"
