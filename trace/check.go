@@ -26,6 +26,9 @@ type Report struct {
 	Unreceived int64
 	// Pending counts live processes whose last request has no state event.
 	Pending int
+	// Entries[i] and Exits[i] count the state events of process i (to InCS
+	// and to OutCS), i = 1..n; index 0 is unused.
+	Entries, Exits []int64
 	// Violation is the first inconsistency, or nil.
 	Violation *Violation
 }
@@ -83,6 +86,7 @@ func Check(r io.Reader) (*Report, error) {
 	}
 	c.fifo = h.FIFO
 	c.state = make([]cs.State, h.N+1)
+	c.rep.Entries, c.rep.Exits = make([]int64, h.N+1), make([]int64, h.N+1)
 	c.pending = make([]cs.Op, h.N+1)
 	c.crashed = make([]bool, h.N+1)
 	c.kinds = map[string]int32{}
@@ -260,8 +264,10 @@ func (c *checker) step(ev Event) bool {
 		c.state[i] = s
 		if s == cs.InCS {
 			c.inCS++
+			c.rep.Entries[i]++
 		} else {
 			c.inCS--
+			c.rep.Exits[i]++
 		}
 		return c.bounds()
 	case EvCrash:
@@ -328,4 +334,21 @@ func describe(ev Event) string {
 		return fmt.Sprintf("P%d suspects P%d", ev.Node, ev.Who)
 	}
 	return ev.Ev
+}
+
+// NeverEntered returns the processes that never became InCS in the trace.
+func (r *Report) NeverEntered() []cs.ID { return zeroCounts(r.Entries) }
+
+// NeverExited returns the processes that never became OutCS in the trace.
+func (r *Report) NeverExited() []cs.ID { return zeroCounts(r.Exits) }
+
+// zeroCounts returns the ids i >= 1 with counts[i] == 0.
+func zeroCounts(counts []int64) []cs.ID {
+	var ids []cs.ID
+	for i := 1; i < len(counts); i++ {
+		if counts[i] == 0 {
+			ids = append(ids, cs.ID(i))
+		}
+	}
+	return ids
 }

@@ -2,9 +2,11 @@ package trace_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"critsec/cs"
 	"critsec/trace"
 )
 
@@ -40,6 +42,12 @@ func TestCheckOK(t *testing.T) {
 	}
 	if rep.Events != 10 || rep.MaxInCS != 1 || rep.MinInCS != 0 || rep.Unreceived != 2 || rep.Pending != 0 {
 		t.Fatalf("%+v", rep)
+	}
+	if !slices.Equal(rep.Entries, []int64{0, 1, 0, 0}) || !slices.Equal(rep.Exits, []int64{0, 1, 0, 0}) {
+		t.Fatalf("entries %v, exits %v: want P1 once each", rep.Entries, rep.Exits)
+	}
+	if ne, nx := rep.NeverEntered(), rep.NeverExited(); !slices.Equal(ne, []cs.ID{2, 3}) || !slices.Equal(nx, []cs.ID{2, 3}) {
+		t.Fatalf("never entered %v, never exited %v: want [2 3] both", ne, nx)
 	}
 }
 

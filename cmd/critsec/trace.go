@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,8 +31,9 @@ re-checks the run it records, without the algorithm:
     exit -> OutCS); requests follow the invocation convention, one at a time;
   - node ids lie in 1..n, time never decreases, crashed processes stay silent.
 
-Messages still in transit at the end are fine. It prints "ok: ..." or the
-first violation with its line number.
+Messages still in transit at the end are fine. It prints "ok: ..." and how
+many times each process entered and exited (naming any that never did), or
+the first violation with its line number.
 
 Exit status: 0 ok, 1 violation, 2 unreadable or malformed file.`,
 	Args: cobra.ExactArgs(1),
@@ -57,6 +59,9 @@ Exit status: 0 ok, 1 violation, 2 unreadable or malformed file.`,
 		}
 		fmt.Fprintf(w, "ok: %d events, max #InCS %d, min #InCS %d (bounds %d..%d), %d messages unreceived, %d requests pending\n",
 			rep.Events, rep.MaxInCS, rep.MinInCS, rep.Lo, rep.Hi, rep.Unreceived, rep.Pending)
+		en, ex := rep.Entries[1:], rep.Exits[1:]
+		fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
+			slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), idList(rep.NeverEntered()), idList(rep.NeverExited()))
 		return nil
 	},
 }

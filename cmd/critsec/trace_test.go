@@ -22,7 +22,8 @@ func TestTraceCheckExitCodes(t *testing.T) {
 	ok := writeFile(t, "ok.jsonl", cliHeader+`{"t":1,"ev":"request","node":1,"op":"entry"}
 {"t":1,"ev":"state","node":1,"state":"InCS"}
 `)
-	if code, out := runCLI(t, "trace", "check", ok); code != 0 || out != "ok: 2 events, max #InCS 1, min #InCS 0 (bounds 0..1), 0 messages unreceived, 0 requests pending\n" {
+	if code, out := runCLI(t, "trace", "check", ok); code != 0 || out != "ok: 2 events, max #InCS 1, min #InCS 0 (bounds 0..1), 0 messages unreceived, 0 requests pending\n"+
+		"per process: entries 0..1, exits 0..0; never entered: P2; never exited: P1 P2\n" {
 		t.Fatalf("exit %d: %q", code, out)
 	}
 	bad := writeFile(t, "bad.jsonl", cliHeader+`{"t":1,"ev":"recv","node":1,"from":2,"msg":"REPLY"}
