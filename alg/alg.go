@@ -22,6 +22,13 @@ type Algorithm struct {
 	Summary string
 	// Quorums reports whether the algorithm uses Params.Quorums (a coterie).
 	Quorums bool
+	// UsesL reports whether the algorithm takes a lower bound Params.L;
+	// for the others L must be 0.
+	UsesL bool
+	// FixedK, when set, gives the upper bound the algorithm always has for
+	// n processes (1 for mutual exclusion, n for mutual inclusion), which
+	// Params.K must equal; nil means K is the user's choice.
+	FixedK func(n int) int
 	// Bounds returns the bounds lo <= #InCS <= hi the algorithm guarantees
 	// for p: the safety property every runtime checks after every event.
 	Bounds func(p cs.Params) (lo, hi int)

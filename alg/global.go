@@ -17,8 +17,9 @@ func init() {
 		}
 		registry = append(registry, Algorithm{
 			Name:    name,
-			Summary: "mutual exclusion on a coterie" + note + ", 3(|Q|-1) to 5(|Q|-1) messages per entry (Maekawa 1985); --k is not used",
+			Summary: "mutual exclusion on a coterie" + note + ", 3(|Q|-1) to 5(|Q|-1) messages per entry (Maekawa 1985)",
 			Quorums: true,
+			FixedK:  func(int) int { return 1 },
 			Bounds:  func(cs.Params) (int, int) { return 0, 1 },
 			// No process InCS, as usual for mutual exclusion.
 			DefaultInitial: func(cs.Params) []cs.ID { return nil },

@@ -28,8 +28,10 @@ func init() {
 		registry = append(registry,
 			Algorithm{
 				Name:    mutin.Name + suffix,
-				Summary: "l-mutual inclusion MUTIN(l)" + note + ", O(|Q|) messages (Kamei-Kakugawa 2019, Algorithms 1-2); bounds l..n, pass --k n",
+				Summary: "l-mutual inclusion MUTIN(l)" + note + ", at least l InCS, O(|Q|) messages (Kamei-Kakugawa 2019, Algorithms 1-2)",
 				Quorums: true,
+				UsesL:   true,
+				FixedK:  func(n int) int { return n },
 				Bounds:  func(p cs.Params) (int, int) { return p.L, p.N },
 				// Processes 1..l InCS: the fewest MUTIN(l) allows.
 				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
@@ -48,6 +50,7 @@ func init() {
 				Name:    gcs.Name + suffix,
 				Summary: "global (l,k)-CS, at least l and at most k InCS" + note + " (Kamei-Kakugawa 2019, Algorithm 3)",
 				Quorums: true,
+				UsesL:   true,
 				Bounds:  func(p cs.Params) (int, int) { return p.L, p.K },
 				// Processes 1..l InCS: the minimum, like l servers kept
 				// running; the first exits wait for an entry.

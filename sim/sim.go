@@ -95,8 +95,9 @@ type Result struct {
 	// those still in transit or queued at the end.
 	Messages, Words, Delivered, Dropped, InFlight int64
 	// Pending is the number of live processes with a request not completed
-	// at the end.
-	Pending int
+	// at the end; PendingExits of them wait to exit (after a drain, exits
+	// held by a lower bound: no new entry comes to release them).
+	Pending, PendingExits int
 	// EntryWait and ExitWait are the waiting times of completed Entry and
 	// Exit requests.
 	EntryWait, ExitWait Waits
@@ -632,6 +633,9 @@ func (e *engine) finish() *Result {
 		r.InFlight += e.countQueuedMessages(nd)
 		if nd.pending != cs.None {
 			r.Pending++
+		}
+		if nd.pending == cs.Exit {
+			r.PendingExits++
 		}
 	}
 	r.EntryWait, r.ExitWait = e.entryW.waits(), e.exitW.waits()

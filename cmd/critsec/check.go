@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"critsec/check"
 	"critsec/trace"
@@ -51,17 +50,9 @@ trace), or incomplete (a limit was hit: never ok). See docs/checker.md.
 
 Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Restore the defaults afterwards, so that run() can be called
-			// again in the same process (the tests do).
-			defer cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-				_ = fl.Value.Set(fl.DefValue)
-				fl.Changed = false
-			})
-			return runCheck(cmd, &f)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "raymond", 3, 0, 2)
+	addProblemFlags(cmd, &f.problem, "gcs", 3, 1, 2, "majority")
 	fs := cmd.Flags()
 	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
@@ -106,7 +97,7 @@ type checkViolat struct {
 }
 
 func runCheck(cmd *cobra.Command, f *checkFlags) error {
-	pr, err := f.problem.resolve()
+	pr, err := f.problem.resolve(cmd.Flags())
 	if err != nil {
 		return err
 	}

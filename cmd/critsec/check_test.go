@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,17 +13,18 @@ import (
 // standard output.
 func runCheckCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer rootCmd.SetOut(nil)
-	code := run(append([]string{"check"}, args...))
-	return code, out.String()
+	return runCLI(t, append([]string{"check"}, args...)...)
 }
 
 func TestCheckOK(t *testing.T) {
 	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2")
 	if code != 0 || !strings.Contains(out, "result: ok") || !strings.Contains(out, "states: 7310 ") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	// With no flags: (1,2)-GCS on three processes, Maekawa as mx.
+	code, out = runCheckCLI(t)
+	if code != 0 || !strings.HasPrefix(out, "check gcs: n=3 l=1 k=2, bounds 1..2") || !strings.Contains(out, "states: 87407 ") {
+		t.Fatalf("default check: exit %d, output:\n%s", code, out)
 	}
 }
 
@@ -33,7 +33,7 @@ func TestCheckOK(t *testing.T) {
 // InCS.
 func TestCheckViolationTrace(t *testing.T) {
 	cx := filepath.Join(t.TempDir(), "cx.jsonl")
-	code, out := runCheckCLI(t, "--n", "3", "--k", "2", "--budget", "2", "--assert-max", "1", "--trace", cx)
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2", "--assert-max", "1", "--trace", cx)
 	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "violation: bounds:") || !strings.Contains(out, "  6: deliver P3->P2 REPLY") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
@@ -73,7 +73,7 @@ func TestCheckViolationTrace(t *testing.T) {
 }
 
 func TestCheckJSON(t *testing.T) {
-	code, out := runCheckCLI(t, "--n", "3", "--k", "2", "--json", "--max-states", "50")
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--json", "--max-states", "50")
 	if code != 1 {
 		t.Fatalf("incomplete run: exit %d, want 1", code)
 	}
@@ -109,7 +109,7 @@ func TestCheckBadInput(t *testing.T) {
 		}
 	}
 	// With an explicit --max-states a large n is accepted (and stops).
-	if code, out := runCheckCLI(t, "--n", "9", "--k", "3", "--max-states", "1000"); code != 1 || !strings.Contains(out, "result: incomplete") {
+	if code, out := runCheckCLI(t, "--alg", "raymond", "--n", "9", "--k", "3", "--max-states", "1000"); code != 1 || !strings.Contains(out, "result: incomplete") {
 		t.Errorf("n=9 with --max-states: exit %d, output %s", code, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"critsec/alg"
 	"critsec/coterie"
@@ -23,13 +24,13 @@ type problemFlags struct {
 }
 
 // addProblemFlags registers the shared flags on cmd with the given defaults.
-func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n, l, k int) {
+func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n, l, k int, defaultCoterie string) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
 	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
-	fs.IntVar(&f.l, "l", l, "lower bound: at least l processes InCS (0 <= l < k); 0 for pure exclusion algorithms")
-	fs.IntVar(&f.k, "k", k, "upper bound: at most k processes InCS (1 <= k <= n)")
-	fs.StringVar(&f.coterie, "coterie", "majority", "coterie for quorum-based algorithms: majority, grid, or a file (one quorum per line)")
+	fs.IntVar(&f.l, "l", l, "lower bound: at least l processes InCS (0 <= l < k); taken as 0 by algorithms without one (raymond, kmutex, maekawa)")
+	fs.IntVar(&f.k, "k", k, "upper bound: at most k processes InCS (1 <= k <= n); taken as n by mutin and 1 by maekawa")
+	fs.StringVar(&f.coterie, "coterie", defaultCoterie, "coterie for quorum-based algorithms: majority, grid, or a file (one quorum per line)")
 	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5 (default: the algorithm's documented safe configuration)")
 }
 
@@ -42,23 +43,44 @@ type problem struct {
 }
 
 // resolve validates the flags and builds the problem; every error is a
-// usageError naming the flag, the value and the allowed range.
-func (f *problemFlags) resolve() (problem, error) {
+// usageError naming the flag, the value and the allowed range. fs tells
+// which flags were given: an algorithm without a lower bound takes l = 0
+// and one with a fixed upper bound (alg.Algorithm.FixedK) takes that k
+// unless the user asked for something else, which is refused.
+func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 	a, err := alg.Lookup(f.alg)
 	if err != nil {
 		return problem{}, badInput("--alg: %v", err)
 	}
-	switch {
-	case f.n < 1:
+	if f.n < 1 {
 		return problem{}, badInput("--n %d is out of range: need n >= 1", f.n)
-	case f.k < 1 || f.k > f.n:
-		return problem{}, badInput("--k %d is out of range: need 1 <= k <= n (n = %d)", f.k, f.n)
-	case f.l < 0:
-		return problem{}, badInput("--l %d is out of range: need l >= 0", f.l)
-	case f.l >= f.k:
-		return problem{}, badInput("--l %d is out of range: need l < k (k = %d); with l = k no process could ever exit", f.l, f.k)
 	}
-	p := cs.Params{N: f.n, L: f.l, K: f.k}
+	l, k := f.l, f.k
+	if !a.UsesL {
+		if fs.Changed("l") && l != 0 {
+			return problem{}, badInput("--l %d: %s guarantees no lower bound, so l must be 0; for at least l processes InCS use --alg gcs or mutin", l, a.Name)
+		}
+		l = 0
+	}
+	if a.FixedK != nil {
+		fixed := a.FixedK(f.n)
+		if fs.Changed("k") && k != fixed {
+			return problem{}, badInput("--k %d: %s always allows at most %d processes InCS (n = %d); omit --k", k, a.Name, fixed, f.n)
+		}
+		k = fixed
+		if l >= k {
+			return problem{}, badInput("--l %d is out of range: need l < %d for %s (at l = n no process could ever exit)", l, k, a.Name)
+		}
+	}
+	switch {
+	case k < 1 || k > f.n:
+		return problem{}, badInput("--k %d is out of range: need 1 <= k <= n (n = %d)", k, f.n)
+	case l < 0:
+		return problem{}, badInput("--l %d is out of range: need l >= 0", l)
+	case l >= k:
+		return problem{}, badInput("--l %d is out of range: need l < k (k = %d); with l = k no process could ever exit", l, k)
+	}
+	p := cs.Params{N: f.n, L: l, K: k}
 	pr := problem{alg: a}
 	if a.Quorums {
 		q, name, err := quorumsFor(f.coterie, f.n)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"critsec/cs"
 	"critsec/sim"
@@ -56,17 +55,9 @@ Exit status: 0 no violation, 1 violation, 2 bad input.`,
   critsec sim --alg raymond --n 10 --k 3 --lambda 0.1 --entries 3000 --seed 1 --trace t.jsonl
   critsec sim --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Restore the defaults afterwards, so that run() can be called
-			// again in the same process (the tests do).
-			defer cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-				_ = fl.Value.Set(fl.DefValue)
-				fl.Changed = false
-			})
-			return runSim(cmd, &f)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "raymond", 10, 0, 3)
+	addProblemFlags(cmd, &f.problem, "gcs", 10, 3, 7, "grid")
 	fs := cmd.Flags()
 	fs.Float64Var(&f.lambda, "lambda", 0.1, "request rate, requests per time unit spent OutCS (time OutCS ~ Exp(mean 1/lambda)), > 0")
 	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")
@@ -98,7 +89,7 @@ func checkTime(flag string, v float64) error {
 }
 
 func runSim(cmd *cobra.Command, f *simFlags) error {
-	pr, err := f.problem.resolve()
+	pr, err := f.problem.resolve(cmd.Flags())
 	if err != nil {
 		return err
 	}
@@ -214,6 +205,7 @@ type simSummary struct {
 	Delivered        int64       `json:"delivered"`
 	InFlight         int64       `json:"in_flight"`
 	Pending          int         `json:"pending"`
+	PendingExits     int         `json:"pending_exits"`
 	EntryWait        sim.Waits   `json:"entry_wait"`
 	ExitWait         sim.Waits   `json:"exit_wait"`
 	Throughput       float64     `json:"throughput"`
@@ -275,7 +267,7 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		},
 		Stop: r.Stop, Drained: r.Drained, Entries: r.Entries, Exits: r.Exits,
 		Messages: r.Messages, Words: r.Words, MessagesPerEntry: r.MessagesPerEntry(), WordsPerEntry: r.WordsPerEntry(),
-		Delivered: r.Delivered, InFlight: r.InFlight, Pending: r.Pending,
+		Delivered: r.Delivered, InFlight: r.InFlight, Pending: r.Pending, PendingExits: r.PendingExits,
 		EntryWait: r.EntryWait, ExitWait: r.ExitWait, Throughput: r.Throughput(),
 		InCSTime: r.InCSTime, MinInCS: r.MinInCS, MaxInCS: r.MaxInCS, MeanInCS: r.MeanInCS(),
 		Events: r.Events, EndTime: r.EndTime,
@@ -319,7 +311,11 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "messages", s.Messages, s.MessagesPerEntry)
 	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "words", s.Words, s.WordsPerEntry)
 	fmt.Fprintf(w, "%-22s %.4g entries per time unit\n", "throughput", s.Throughput)
-	fmt.Fprintf(w, "%-22s %d in flight, %d requests pending\n", "at the end", s.InFlight, s.Pending)
+	held := ""
+	if s.Drained && s.PendingExits > 0 {
+		held = fmt.Sprintf(" (%d exits held by the lower bound l: the drain makes no new entries)", s.PendingExits)
+	}
+	fmt.Fprintf(w, "%-22s %d in flight, %d requests pending%s\n", "at the end", s.InFlight, s.Pending, held)
 	fmt.Fprintf(w, "%-22s %.6g (%d events)\n", "simulated time", s.EndTime, s.Events)
 	fmt.Fprintf(w, "\nwaiting time (request to state change; p50/p99 within %.2g%%)\n", 100*sim.HistRelErr)
 	fmt.Fprintf(w, "  %-6s %8s %10s %10s %10s %10s\n", "", "count", "mean", "p50", "p99", "max")

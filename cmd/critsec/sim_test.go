@@ -7,17 +7,33 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runCLI runs `critsec args...` and returns the exit status and standard
-// output.
+// output. Afterwards every flag of every command is back at its default, as
+// in a fresh process (cobra keeps flag values between Execute calls, --help
+// included).
 func runCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
 	rootCmd.SetOut(&out)
 	defer rootCmd.SetOut(nil)
+	defer resetFlags(rootCmd)
 	code := run(args)
 	return code, out.String()
+}
+
+func resetFlags(c *cobra.Command) {
+	c.Flags().VisitAll(func(fl *pflag.Flag) {
+		_ = fl.Value.Set(fl.DefValue)
+		fl.Changed = false
+	})
+	for _, sub := range c.Commands() {
+		resetFlags(sub)
+	}
 }
 
 // TestSimAcceptance is issue 2's acceptance run: sim and trace check both
@@ -53,7 +69,7 @@ func TestSimAcceptance(t *testing.T) {
 }
 
 func TestSimJSON(t *testing.T) {
-	code, out := runCLI(t, "sim", "--n", "5", "--k", "2", "--entries", "200", "--json", "--cs-dist", "const", "--tt-dist", "exp", "--Ts", "0.1", "--Tr", "0.1")
+	code, out := runCLI(t, "sim", "--alg", "raymond", "--n", "5", "--k", "2", "--entries", "200", "--json", "--cs-dist", "const", "--tt-dist", "exp", "--Ts", "0.1", "--Tr", "0.1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -77,7 +93,7 @@ func TestSimJSON(t *testing.T) {
 
 func TestSimViolationExit1(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), "v.jsonl")
-	code, out := runCLI(t, "sim", "--k", "3", "--assert-max", "2", "--trace", tr)
+	code, out := runCLI(t, "sim", "--alg", "raymond", "--k", "3", "--assert-max", "2", "--trace", tr)
 	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "violation: bounds at t=") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -108,8 +124,18 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "nope"},
 		{"--n", "0"},
 		{"--k", "11"},
-		{"--l", "1"}, // raymond has no lower bound
-		{"--initial", "1,2,3,4"},
+		{"--alg", "raymond", "--l", "1"}, // raymond has no lower bound
+		{"--alg", "kmutex", "--l", "1"},
+		{"--alg", "mutin", "--k", "5"}, // MUTIN's k is n
+		{"--alg", "mutin", "--l", "10"},
+		{"--alg", "maekawa", "--k", "2"}, // Maekawa's k is 1
+		{"--l", "7"},                     // l = k
+		{"--l", "-1"},
+		{"--coterie", "nope"},
+		{"--initial", "1,2"},             // below l = 3
+		{"--initial", "1,2,3,4,5,6,7,8"}, // above k = 7
+		{"--initial", "1,2,11"},          // unknown id
+		{"--initial", "1,1,2"},           // repeated id
 		{"--seed", "-1"},
 		{"--trace", "/nonexistent-dir/t.jsonl"},
 		{"extra-arg"},
@@ -129,6 +155,42 @@ func TestSimHelpNamesUnits(t *testing.T) {
 	for _, want := range []string{"--lambda", "--E", "--cs-dist", "--Ts", "--Tr", "--Tt", "--tt-dist", "--entries", "--max-time", "--seed", "--fifo", "--drain", "--trace", "--json", "time units", "(default 3000)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+// TestSimMainJob: the README's main command, `critsec sim` with no flags,
+// runs (l,k)-GCS on the grid coterie and stays within its bounds.
+func TestSimMainJob(t *testing.T) {
+	code, out := runCLI(t, "sim", "--entries", "300")
+	if code != 0 || !strings.HasPrefix(out, "sim gcs: n=10 l=3 k=7, bounds 3..7") || !strings.Contains(out, "result: ok") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestSimGCSAcceptance is issue 4's acceptance run: (3,8)-GCS on grid(16),
+// checked again from its trace, every process enters and exits; under a
+// load of long critical sections (mean demand 8 = k) #InCS reaches both
+// bounds.
+func TestSimGCSAcceptance(t *testing.T) {
+	entries := "5000"
+	if testing.Short() {
+		entries = "800"
+	}
+	for _, load := range [][]string{nil, {"--E", "50", "--lambda", "0.02"}} {
+		tr := filepath.Join(t.TempDir(), "g.jsonl")
+		args := append([]string{"sim", "--alg", "gcs", "--n", "16", "--l", "3", "--k", "8", "--coterie", "grid",
+			"--entries", entries, "--seed", "3", "--trace", tr}, load...)
+		code, out := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "result: ok") {
+			t.Fatalf("sim %v: exit %d\n%s", load, code, out)
+		}
+		code, out = runCLI(t, "trace", "check", tr)
+		if code != 0 || !strings.Contains(out, "(bounds 3..8)") || !strings.Contains(out, "never entered: none; never exited: none") {
+			t.Fatalf("trace check %v: exit %d\n%s", load, code, out)
+		}
+		if load != nil && !strings.Contains(out, "max #InCS 8, min #InCS 3") {
+			t.Fatalf("trace check %v: #InCS did not reach both bounds\n%s", load, out)
 		}
 	}
 }

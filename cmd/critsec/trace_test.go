@@ -48,7 +48,7 @@ func TestTraceCheckExitCodes(t *testing.T) {
 // trace, and trace check finds the same bounds violation in it.
 func TestTraceCheckReadsCheckerTraces(t *testing.T) {
 	cx := filepath.Join(t.TempDir(), "cx.jsonl")
-	if code, out := runCLI(t, "check", "--n", "3", "--k", "2", "--budget", "2", "--assert-max", "1", "--trace", cx); code != 1 {
+	if code, out := runCLI(t, "check", "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2", "--assert-max", "1", "--trace", cx); code != 1 {
 		t.Fatalf("check: exit %d\n%s", code, out)
 	}
 	code, out := runCLI(t, "trace", "check", cx)
