@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -58,6 +59,28 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WriteText writes the table as aligned columns for a terminal, numbers with
+// at most 4 significant digits.
+func (t *Table) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := t.Header
+	if t.LabelName != "" {
+		head = append([]string{t.LabelName}, head...)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for i, r := range t.Rows {
+		rec := make([]string, 0, len(r)+1)
+		if t.LabelName != "" {
+			rec = append(rec, t.Labels[i])
+		}
+		for _, v := range r {
+			rec = append(rec, strconv.FormatFloat(v, 'g', 4, 64))
+		}
+		fmt.Fprintln(tw, strings.Join(rec, "\t")+"\t")
+	}
+	return tw.Flush()
 }
 
 // Column returns the index of the named column, or an error listing them.

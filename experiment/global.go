@@ -1,0 +1,126 @@
+package experiment
+
+// The studies of issue 4 on the global (l,k)-CS family (Kamei and Kakugawa
+// 2019): message complexity O(|Q|) (Lemma 3, Theorem 3) and waiting time
+// (Lemma 4: 7 time units for MUTIN's exit; Theorem 4: 9 for (l,k)-GCS),
+// both in the paper's timing model (section 3.3: one time unit per message,
+// no local computation), against Raymond's k-mutual exclusion, 2(n-1)
+// messages per CS.
+
+// Load is a workload of the message study.
+type Load string
+
+const (
+	// Light: each process is InCS half of the time (E = 1/lambda), with
+	// lambda = 1/(1000 n), so the whole system makes one request per 1000
+	// time units on average and requests almost never overlap: the
+	// uncontended cost.
+	Light Load = "light"
+	// Heavy: lambda = 1, E = 1: every process asks again one time unit
+	// after its last request completed; the (l,k)-GCS family is saturated
+	// (its exits and entries are serialized by the mx objects).
+	Heavy Load = "heavy"
+)
+
+// workload returns lambda and E of load for n processes.
+func (l Load) workload(n int) (lambda, e float64) {
+	if l == Heavy {
+		return 1, 1
+	}
+	lambda = 1 / (1000 * float64(n))
+	return lambda, 1 / lambda
+}
+
+// messageBounds returns the bounds of the message study for n processes:
+// l = n/4 (at least 1), k = 3n/4 (at least l+1), so that the mean demand of
+// n/2 processes lies strictly between them.
+func messageBounds(n int) (l, k int) {
+	l = max(1, n/4)
+	k = max(l+1, 3*n/4)
+	return l, k
+}
+
+// MessageRuns returns the runs of the message study at load for each n:
+// Raymond (k), k-mutex = Co(MUTIN(n-k)) and (l,k)-GCS on the grid and the
+// majority coteries, with Maekawa's algorithm as mx.
+func MessageRuns(ns []int, load Load, entries int64, seed uint64) []Run {
+	var runs []Run
+	for _, n := range ns {
+		l, k := messageBounds(n)
+		lambda, e := load.workload(n)
+		add := func(label, a, cot string) {
+			runs = append(runs, Run{Label: label, Alg: a, Coterie: cot, N: n, L: l, K: k,
+				Lambda: lambda, E: e, Entries: entries, Seed: seed})
+		}
+		add("raymond", "raymond", "")
+		add("kmutex grid", "kmutex", "grid")
+		add("kmutex majority", "kmutex", "majority")
+		add("gcs grid", "gcs", "grid")
+		add("gcs majority", "gcs", "majority")
+	}
+	return runs
+}
+
+// UncontendedMessages is the number of messages of one Exit+Entry pair when
+// no other request overlaps it, for quorums of mean size q containing their
+// owner: Raymond 2(n-1); one MUTIN Exit costs mx (Maekawa: REQUEST, LOCKED,
+// RELEASE to the q-1 other members, 3(q-1)) plus Query, Response1, Acquire
+// and Ack to all q members (4q), one MUTIN Entry a Release to q members; a
+// k-mutex pair is one of each, an (l,k)-GCS pair two of each.
+func UncontendedMessages(alg string, n int, q float64) float64 {
+	switch alg {
+	case "raymond":
+		return 2 * float64(n-1)
+	case "kmutex", "mutin":
+		return 5*q + 3*(q-1)
+	case "gcs":
+		return 10*q + 6*(q-1)
+	}
+	return 0
+}
+
+// MessageTable turns the outcomes of MessageRuns into a table: one row per
+// run, labelled by algorithm and coterie.
+func MessageTable(outs []Outcome) *Table {
+	t := &Table{LabelName: "alg", Header: []string{
+		"n", "lo", "hi", "mean_q", "messages_per_pair", "uncontended_formula",
+		"entry_wait_mean", "exit_wait_mean", "throughput", "entries"}}
+	for _, o := range outs {
+		r, res := o.Run, o.Result
+		t.Add(r.Label, float64(r.N), float64(o.Lo), float64(o.Hi), o.MeanQ, res.MessagesPerEntry(),
+			UncontendedMessages(r.Alg, r.N, o.MeanQ),
+			res.EntryWait.Mean, res.ExitWait.Mean, res.Throughput(), float64(res.Entries))
+	}
+	return t
+}
+
+// WaitingRuns returns the runs of the waiting-time study: n processes on the
+// grid coterie, (n/4, 3n/4)-GCS, MUTIN(n/4), k-mutex and Raymond with
+// k = 3n/4, at each request rate lambda with E = 1/lambda (every process
+// InCS half of the time): from uncontended (small lambda) to saturated.
+func WaitingRuns(n int, lambdas []float64, entries int64, seed uint64) []Run {
+	l, k := messageBounds(n)
+	var runs []Run
+	for _, a := range []string{"gcs", "mutin", "kmutex", "raymond"} {
+		for _, lambda := range lambdas {
+			runs = append(runs, Run{Label: a, Alg: a, Coterie: "grid", N: n, L: l, K: k,
+				Lambda: lambda, E: 1 / lambda, Entries: entries, Seed: seed})
+		}
+	}
+	return runs
+}
+
+// WaitingTable turns the outcomes of WaitingRuns into a table.
+func WaitingTable(outs []Outcome) *Table {
+	t := &Table{LabelName: "alg", Header: []string{
+		"n", "lo", "hi", "lambda", "entry_wait_mean", "entry_wait_p50", "entry_wait_p99",
+		"exit_wait_mean", "exit_wait_p50", "exit_wait_p99", "messages_per_pair", "mean_incs", "throughput"}}
+	for _, o := range outs {
+		r, res := o.Run, o.Result
+		t.Add(r.Label, float64(r.N), float64(o.Lo), float64(o.Hi), r.Lambda,
+			res.EntryWait.Mean, res.EntryWait.P50, res.EntryWait.P99,
+			res.ExitWait.Mean, res.ExitWait.P50, res.ExitWait.P99,
+			res.MessagesPerEntry(), res.MeanInCS(), res.Throughput())
+	}
+	return t
+}

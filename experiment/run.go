@@ -1,0 +1,141 @@
+package experiment
+
+import (
+	"fmt"
+	"sync"
+
+	"critsec/alg"
+	"critsec/coterie"
+	"critsec/cs"
+	"critsec/sim"
+)
+
+// Run is one simulation of a study: an algorithm on a problem instance under
+// a workload, in the timing model of section 3.3 of the global (l,k)-CS
+// paper (transit Tt = 1, no local cost: Ts = Tr = 0).
+type Run struct {
+	// Label names the line the run belongs to in tables and plots.
+	Label string
+	// Alg is a registered algorithm (alg.Lookup); Coterie is majority or
+	// grid for the quorum-based ones and ignored by the others.
+	Alg, Coterie string
+	// N, L, K are the problem's size and bounds. L is ignored by algorithms
+	// without a lower bound, K by those with a fixed one (alg.Algorithm).
+	N, L, K int
+	// Lambda and E are the workload: time OutCS ~ Exp(mean 1/Lambda),
+	// time InCS ~ Exp(mean E).
+	Lambda, E float64
+	// Entries is the number of CS entries after which the run drains.
+	Entries int64
+	// Seed fixes the run.
+	Seed uint64
+}
+
+// Outcome is what a study keeps of a run.
+type Outcome struct {
+	Run    Run
+	Result *sim.Result
+	// Lo and Hi are the bounds the algorithm guaranteed in the run (its L
+	// and K after alg.Algorithm.UsesL and FixedK).
+	Lo, Hi int
+	// MeanQ is the mean quorum size |Q_i| over the processes, 0 for an
+	// algorithm without quorums.
+	MeanQ float64
+}
+
+// Simulate builds the machines of r (the algorithm's default initial
+// configuration) and runs them to the end of the drain. A run that violates
+// the algorithm's bounds or deadlocks is an error: a study never reports
+// numbers from a broken run.
+func (r Run) Simulate() (Outcome, error) {
+	a, err := alg.Lookup(r.Alg)
+	if err != nil {
+		return Outcome{}, err
+	}
+	p := cs.Params{N: r.N, L: r.L, K: r.K}
+	if !a.UsesL {
+		p.L = 0
+	}
+	if a.FixedK != nil {
+		p.K = a.FixedK(r.N)
+	}
+	if err := p.CheckSize(); err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
+	}
+	out := Outcome{Run: r}
+	if a.Quorums {
+		qs, _, err := coterie.ByName(r.Coterie, r.N)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
+		}
+		p.Quorums = qs
+		for _, q := range qs {
+			out.MeanQ += float64(len(q))
+		}
+		out.MeanQ /= float64(r.N)
+	}
+	p.Initial = a.DefaultInitial(p)
+	out.Lo, out.Hi = a.Bounds(p)
+	ms, err := a.New(p)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
+	}
+	res, err := sim.Run(sim.Config{
+		Machines: ms, Lo: out.Lo, Hi: out.Hi,
+		Lambda: r.Lambda, E: r.E, Tt: 1,
+		Entries: r.Entries, Drain: true, Seed: r.Seed,
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
+	}
+	if v := res.Violation; v != nil {
+		return Outcome{}, fmt.Errorf("%s: %s at t=%g: %s", r.describe(), v.Kind, v.Time, v.Detail)
+	}
+	out.Result = res
+	return out, nil
+}
+
+func (r Run) describe() string {
+	return fmt.Sprintf("%s (alg %s, coterie %s, n=%d l=%d k=%d, lambda=%g E=%g, seed %d)",
+		r.Label, r.Alg, r.Coterie, r.N, r.L, r.K, r.Lambda, r.E, r.Seed)
+}
+
+// SimulateAll runs every run on up to workers goroutines (at least one) and
+// returns the outcomes in the order of runs, so the result does not depend on
+// workers or on scheduling. progress, when not nil, is called after each run
+// completes, from one goroutine at a time.
+func SimulateAll(runs []Run, workers int, progress func(done, total int)) ([]Outcome, error) {
+	workers = max(1, min(workers, len(runs)))
+	outs := make([]Outcome, len(runs))
+	errs := make([]error, len(runs))
+	next := make(chan int)
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outs[i], errs[i] = runs[i].Simulate()
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(runs))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
