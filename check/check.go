@@ -84,6 +84,11 @@ type Config struct {
 	// Workers is the number of goroutines expanding states; 0 means 1.
 	// Results do not depend on it.
 	Workers int
+	// DepthFirst explores depth-first instead of breadth-first, storing only
+	// the fingerprints of visited states and the current path, for state
+	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
+	// counterexample is not necessarily a shortest one; one goroutine.
+	DepthFirst bool
 	// DeadlockStates bounds the exhaustive re-exploration made to decide
 	// whether a request left pending when the budget ran out is deadlocked
 	// (docs/checker.md); 0 means DefaultDeadlockStates.

@@ -18,7 +18,12 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	e := newExplorer(cfg)
-	res := e.run()
+	var res Result
+	if cfg.DepthFirst {
+		res = e.runDFS()
+	} else {
+		res = e.run()
+	}
 	res.Seconds = time.Since(e.start).Seconds()
 	return res, nil
 }

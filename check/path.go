@@ -16,6 +16,13 @@ func (e *explorer) violation(base int, f *finding) *Violation {
 		codes = append(codes, e.act[id])
 	}
 	slices.Reverse(codes)
+	return e.replayViolation(codes, f)
+}
+
+// replayViolation replays the actions codes from the initial state, then
+// f's failing action and continuation, and returns the violation with the
+// path's events.
+func (e *explorer) replayViolation(codes []uint32, f *finding) *Violation {
 	rp := newReplayer(e.x, e.root)
 	for _, c := range codes {
 		rp.step(decodeAct(c, rp.cur))

@@ -27,6 +27,7 @@ type checkFlags struct {
 	json           bool
 	workers        int
 	deadlockStates int
+	search         string
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -46,7 +47,9 @@ breadth-first, and checks after every step that lo <= #InCS <= hi (the
 algorithm's bounds, or --assert-min/--assert-max), that every machine accepts
 the calls and messages it gets, and that no pending request is deadlocked.
 The result is ok, violation (with a shortest path; --trace writes it as a
-trace), or incomplete (a limit was hit: never ok). See docs/checker.md.
+trace), or incomplete (a limit was hit: never ok). --search dfs explores
+depth-first with far less memory (same verdicts, counterexamples not
+necessarily shortest). See docs/checker.md.
 
 Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 		Args: cobra.NoArgs,
@@ -62,7 +65,8 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
 	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
-	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it)")
+	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
+	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: only 16-43 bytes per visited state, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
 	return cmd
 }
@@ -80,6 +84,7 @@ type checkSummary struct {
 	Hi          int          `json:"hi"`
 	Budget      int          `json:"budget"`
 	FIFO        bool         `json:"fifo"`
+	Search      string       `json:"search"`
 	States      int64        `json:"states"`
 	Transitions int64        `json:"transitions"`
 	Depth       int          `json:"depth"`
@@ -117,6 +122,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
 	case f.workers < 1 || f.workers > 256:
 		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
+	case f.search != "bfs" && f.search != "dfs":
+		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
 	case f.assertMax < -1 || f.assertMax > n:
@@ -144,6 +151,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	res, err := check.Run(check.Config{
 		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
+		DepthFirst: f.search == "dfs",
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -160,7 +168,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K,
-		Lo: lo, Hi: hi, Budget: f.budget, FIFO: !f.unordered,
+		Lo: lo, Hi: hi, Budget: f.budget, FIFO: !f.unordered, Search: f.search,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
@@ -191,7 +199,7 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if !s.FIFO {
 		order = "unordered"
 	}
-	fmt.Fprintf(w, "check %s: n=%d l=%d k=%d, bounds %d..%d, budget %d, %s channels\n", s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Budget, order)
+	fmt.Fprintf(w, "check %s: n=%d l=%d k=%d, bounds %d..%d, budget %d, %s channels, %s\n", s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Budget, order, s.Search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)

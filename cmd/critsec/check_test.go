@@ -102,6 +102,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"--assert-max", "7"},
 		{"--assert-min", "2", "--assert-max", "1"},
 		{"--workers", "0"},
+		{"--search", "astar"},
 		{"--bogus"},
 	} {
 		if code, out := runCheckCLI(t, args...); code != 2 {
@@ -111,5 +112,24 @@ func TestCheckBadInput(t *testing.T) {
 	// With an explicit --max-states a large n is accepted (and stops).
 	if code, out := runCheckCLI(t, "--alg", "raymond", "--n", "9", "--k", "3", "--max-states", "1000"); code != 1 || !strings.Contains(out, "result: incomplete") {
 		t.Errorf("n=9 with --max-states: exit %d, output %s", code, out)
+	}
+}
+
+// TestCheckDepthFirst: --search dfs reaches the same verdict and state count
+// as the default breadth-first search, and its counterexample trace is one
+// trace check confirms.
+func TestCheckDepthFirst(t *testing.T) {
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs")
+	if code != 0 || !strings.Contains(out, "fifo channels, dfs") || !strings.Contains(out, "states: 7310 ") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	cx := filepath.Join(t.TempDir(), "cx.jsonl")
+	code, out = runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--assert-max", "1", "--search", "dfs", "--trace", cx)
+	if code != 1 || !strings.Contains(out, "result: violation") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	code, out = runCLI(t, "trace", "check", cx)
+	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,118 @@
+package check_test
+
+import (
+	"testing"
+
+	"critsec/alg"
+	"critsec/check"
+	"critsec/coterie"
+	"critsec/cs"
+)
+
+// TestDepthFirstAgrees: depth-first search visits exactly the states
+// breadth-first search visits (the same count, every one reachable) and
+// reaches the same verdict: ok runs, bounds violations whose paths replay,
+// deadlocks (a broken Ricart-Agrawala, the published Maekawa on grid(4)),
+// crashes with and without a failure detector.
+func TestDepthFirstAgrees(t *testing.T) {
+	grid4, err := coterie.Grid(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maekawaPaper := func() []cs.Machine {
+		a, err := alg.Lookup("maekawa-paper")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := a.New(cs.Params{N: 4, K: 1, Quorums: grid4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	cases := []struct {
+		name string
+		cfg  func() check.Config
+		want check.Verdict
+		kind string
+	}{
+		{"raymond n=3 k=2", func() check.Config {
+			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2}
+		}, check.OK, ""},
+		{"raymond n=3 k=2 assert-max 1", func() check.Config {
+			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 1, Budget: 2}
+		}, check.Violated, check.KindBounds},
+		{"raymond n=3 k=1 unordered", func() check.Config {
+			return check.Config{Machines: raymondMachines(t, 3, 1), Hi: 1, Budget: 2, Unordered: true}
+		}, check.OK, ""},
+		{"greedy Ricart-Agrawala", func() check.Config {
+			return check.Config{Machines: newRA(3, true), Hi: 1, Budget: 2}
+		}, check.Violated, check.KindDeadlock},
+		{"crash without detector", func() check.Config {
+			return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1}
+		}, check.Violated, check.KindDeadlock},
+		{"crash with perfect detector", func() check.Config {
+			return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1, Detector: check.Perfect{}}
+		}, check.OK, ""},
+		{"maekawa-paper grid(4)", func() check.Config {
+			return check.Config{Machines: maekawaPaper(), Hi: 1, Budget: 2}
+		}, check.Violated, check.KindDeadlock},
+	}
+	for _, c := range cases {
+		bfs := mustRun(t, c.cfg())
+		dcfg := c.cfg()
+		dcfg.DepthFirst = true
+		dfs := mustRun(t, dcfg)
+		if bfs.Verdict != c.want || dfs.Verdict != c.want {
+			t.Errorf("%s: bfs %s, dfs %s, want %s", c.name, bfs.Verdict, dfs.Verdict, c.want)
+			continue
+		}
+		if c.want == check.OK {
+			if dfs.States != bfs.States || dfs.BudgetStops != bfs.BudgetStops {
+				t.Errorf("%s: dfs %d states, %d budget stops; bfs %d, %d", c.name, dfs.States, dfs.BudgetStops, bfs.States, bfs.BudgetStops)
+			}
+			continue
+		}
+		if dfs.Violation.Kind != c.kind {
+			t.Errorf("%s: dfs found %s, want %s", c.name, dfs.Violation.Kind, c.kind)
+			continue
+		}
+		if len(dfs.Violation.Path) < len(bfs.Violation.Path) && c.kind != check.KindDeadlock {
+			t.Errorf("%s: dfs path of %d steps is shorter than bfs's shortest, %d", c.name, len(dfs.Violation.Path), len(bfs.Violation.Path))
+		}
+		_, v, err := check.Replay(dcfg, check.Actions(dfs.Violation.Path))
+		if c.kind != check.KindDeadlock {
+			if err != nil || v == nil || v.Kind != c.kind {
+				t.Errorf("%s: the dfs path does not replay to a %s: %v %+v", c.name, c.kind, err, v)
+			}
+			continue
+		}
+		if err != nil || v != nil {
+			t.Errorf("%s: the dfs path does not replay: %v %+v", c.name, err, v)
+		}
+		if dcfg.Crashes > 0 {
+			continue // the independent replay below has no crashes
+		}
+		// The path ends in a global deadlock: on fresh machines, every
+		// process waits and nothing is in transit.
+		net := replay(t, c.cfg().Machines, dfs.Violation.Path)
+		for _, m := range net.ms {
+			if m.Pending() == cs.None {
+				t.Errorf("%s: after the dfs path P%d is not waiting", c.name, m.Self())
+			}
+		}
+		for l, q := range net.links {
+			if len(q) != 0 {
+				t.Errorf("%s: after the dfs path link %v still holds %d messages", c.name, l, len(q))
+			}
+		}
+	}
+}
+
+// TestDepthFirstLimits: max-states stops a depth-first run as incomplete.
+func TestDepthFirstLimits(t *testing.T) {
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, DepthFirst: true, MaxStates: 100})
+	if res.Verdict != check.Incomplete || res.States != 100 {
+		t.Fatalf("got %s after %d states, want incomplete at 100", res.Verdict, res.States)
+	}
+}
