@@ -89,6 +89,10 @@ type Config struct {
 	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
 	// counterexample is not necessarily a shortest one; one goroutine.
 	DepthFirst bool
+	// Progress, when set, is called from time to time during the run (after
+	// each BFS level, every 2^18 new states depth-first) with the counts so
+	// far. It only observes: results do not depend on it.
+	Progress func(Progress)
 	// DeadlockStates bounds the exhaustive re-exploration made to decide
 	// whether a request left pending when the budget ran out is deadlocked
 	// (docs/checker.md); 0 means DefaultDeadlockStates.
@@ -100,6 +104,13 @@ const DefaultDeadlockStates = 200_000
 
 // MaxN is the largest number of processes Run accepts.
 const MaxN = 64
+
+// Progress is a snapshot of a run in progress.
+type Progress struct {
+	States, Transitions int64
+	Depth               int
+	Seconds             float64
+}
 
 // Result is what Run found.
 type Result struct {

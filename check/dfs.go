@@ -81,6 +81,9 @@ func (e *explorer) runDFS() Result {
 			continue
 		}
 		res.States++
+		if res.States&(1<<18-1) == 0 && e.cfg.Progress != nil {
+			e.cfg.Progress(Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds()})
+		}
 		if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached (depth-first, depth %d)", e.cfg.MaxStates, len(stack))
 			return res

@@ -174,6 +174,9 @@ func (e *explorer) run() Result {
 			}
 		}
 		frontier, base = next, nextBase
+		if e.cfg.Progress != nil {
+			e.cfg.Progress(Progress{States: res.States, Transitions: res.Transitions, Depth: depth + 1, Seconds: time.Since(e.start).Seconds()})
+		}
 	}
 	if undecided != nil {
 		res.Verdict = Incomplete

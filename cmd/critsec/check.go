@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"critsec/check"
 	"critsec/trace"
@@ -28,6 +30,7 @@ type checkFlags struct {
 	workers        int
 	deadlockStates int
 	search         string
+	progress       bool
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -66,6 +69,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
 	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
+	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: only 16-43 bytes per visited state, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
 	return cmd
@@ -151,7 +155,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	res, err := check.Run(check.Config{
 		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs",
+		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd),
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -192,6 +196,28 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return errFailure
 	}
 	return nil
+}
+
+// progressFunc returns the Progress callback: at most a line a second on
+// standard error, with --progress or when standard error is a terminal;
+// else nil.
+func (f *checkFlags) progressFunc(cmd *cobra.Command) func(check.Progress) {
+	w := cmd.ErrOrStderr()
+	tty, isFile := w.(*os.File)
+	if !f.progress && (!isFile || !term.IsTerminal(int(tty.Fd()))) {
+		return nil
+	}
+	var last float64
+	return func(p check.Progress) {
+		if p.Seconds-last < 1 {
+			return // at most one line a second
+		}
+		last = p.Seconds
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		fmt.Fprintf(w, "progress: %d states, %d transitions, depth %d, %.0f s, %.0f states/s, heap %.2f GB\n",
+			p.States, p.Transitions, p.Depth, p.Seconds, float64(p.States)/max(p.Seconds, 1e-9), float64(m.HeapAlloc)/(1<<30))
+	}
 }
 
 func printCheck(w io.Writer, s checkSummary, tracePath string) {

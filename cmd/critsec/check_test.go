@@ -123,6 +123,12 @@ func TestCheckDepthFirst(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "fifo channels, dfs") || !strings.Contains(out, "states: 7310 ") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
+	// --progress writes to standard error only: the report is unchanged.
+	// (The last line holds the wall-clock seconds.)
+	withoutTime := func(s string) string { return s[:strings.Index(s, "states: ")] }
+	if code2, out2 := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs", "--progress"); code2 != 0 || withoutTime(out2) != withoutTime(out) {
+		t.Fatalf("--progress changed the report: exit %d\n%s", code2, out2)
+	}
 	cx := filepath.Join(t.TempDir(), "cx.jsonl")
 	code, out = runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--assert-max", "1", "--search", "dfs", "--trace", cx)
 	if code != 1 || !strings.Contains(out, "result: violation") {
