@@ -81,6 +81,14 @@ type Config struct {
 	MaxStates int
 	// Timeout stops the run (Incomplete) after this long; 0 means none.
 	Timeout time.Duration
+	// MaxMemory stops the run (Incomplete) once the live Go heap (what
+	// survived the last garbage collection) exceeds this many bytes,
+	// instead of letting the operating system kill the process; 0 means no
+	// limit. It is checked between chunks of 256 states (BFS) and every
+	// 2^16 states (DFS). Garbage comes on top of the live heap (up to
+	// GOGC percent of it): callers that need a hard ceiling also set
+	// runtime/debug.SetMemoryLimit, as critsec check does.
+	MaxMemory uint64
 	// Workers is the number of goroutines expanding states; 0 means 1.
 	// Results do not depend on it.
 	Workers int

@@ -88,6 +88,10 @@ func (e *explorer) runDFS() Result {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached (depth-first, depth %d)", e.cfg.MaxStates, len(stack))
 			return res
 		}
+		if res.States&0xfff == 0 && overMemory(e.cfg.MaxMemory) {
+			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("memory limit %.1f GB reached after %d states (depth-first)", float64(e.cfg.MaxMemory)/(1<<30), res.States)
+			return res
+		}
 		if res.States&0xfff == 0 && !e.deadline.IsZero() && time.Now().After(e.deadline) {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, res.States)
 			return res

@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"strings"
 	"testing"
 
 	"critsec/alg"
@@ -114,5 +115,20 @@ func TestDepthFirstLimits(t *testing.T) {
 	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, DepthFirst: true, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 {
 		t.Fatalf("got %s after %d states, want incomplete at 100", res.Verdict, res.States)
+	}
+}
+
+// TestMemoryLimit: a run whose live heap passes MaxMemory stops as
+// incomplete, never ok, and the breadth-first reason points to depth-first
+// search.
+func TestMemoryLimit(t *testing.T) {
+	for _, dfs := range []bool{false, true} {
+		res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, MaxMemory: 1, DepthFirst: dfs})
+		if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "memory limit") {
+			t.Errorf("dfs=%v: %s (%s), want incomplete for the memory limit", dfs, res.Verdict, res.Reason)
+		}
+		if !dfs && !strings.Contains(res.Reason, "--search dfs") {
+			t.Errorf("bfs reason does not suggest depth-first search: %s", res.Reason)
+		}
 	}
 }

@@ -133,7 +133,7 @@ func (e *explorer) run() Result {
 	var undecided *finding
 	for depth := 0; len(frontier) > 0; depth++ {
 		res.Depth = depth
-		outs, timedOut := e.expand(frontier)
+		outs, limit := e.expand(frontier)
 		var viol *finding
 		for _, o := range outs {
 			res.Transitions += o.transitions
@@ -150,8 +150,12 @@ func (e *explorer) run() Result {
 			res.Violation = e.violation(base, viol)
 			return res
 		}
-		if timedOut {
+		switch limit {
+		case limitTimeout:
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached at depth %d", e.cfg.Timeout, depth)
+			return res
+		case limitMemory:
+			res.Verdict, res.Reason = Incomplete, memoryReason(e.cfg.MaxMemory, depth, res.States)
 			return res
 		}
 		// Phase 2.
@@ -187,24 +191,35 @@ func (e *explorer) run() Result {
 	return res
 }
 
+// Limits that stop phase 1.
+const (
+	limitNone = iota
+	limitTimeout
+	limitMemory
+)
+
 // expand runs phase 1 on frontier. It returns one output per chunk and
-// whether the timeout struck.
-func (e *explorer) expand(frontier []*gstate) ([]chunkOut, bool) {
+// which limit struck, if any.
+func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
 	nchunks := (len(frontier) + chunkSize - 1) / chunkSize
 	outs := make([]chunkOut, nchunks)
 	var nextChunk atomic.Int64
 	var stopAt atomic.Int64 // chunks after a violation are not needed
 	stopAt.Store(int64(nchunks))
-	var timedOut atomic.Bool
+	var limit atomic.Int32
 	work := func(w *worker) {
 		w.local.reset()
 		for {
 			c := int(nextChunk.Add(1) - 1)
-			if c >= nchunks || int64(c) > stopAt.Load() || timedOut.Load() {
+			if c >= nchunks || int64(c) > stopAt.Load() || limit.Load() != limitNone {
 				return
 			}
 			if !e.deadline.IsZero() && time.Now().After(e.deadline) {
-				timedOut.Store(true)
+				limit.Store(limitTimeout)
+				return
+			}
+			if c%8 == 0 && overMemory(e.cfg.MaxMemory) {
+				limit.Store(limitMemory)
 				return
 			}
 			lo, hi := c*chunkSize, min((c+1)*chunkSize, len(frontier))
@@ -228,7 +243,7 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, bool) {
 		}
 		wg.Wait()
 	}
-	return outs, timedOut.Load()
+	return outs, limit.Load()
 }
 
 // expandChunk expands frontier[lo:hi] into out.

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +34,7 @@ type checkFlags struct {
 	deadlockStates int
 	search         string
 	progress       bool
+	maxMemoryGB    float64
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -63,6 +67,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
+	fs.Float64Var(&f.maxMemoryGB, "max-memory", defaultMaxMemoryGB(), "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system; the default is 3/4 of physical memory (0: no limit)")
 	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
 	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
@@ -126,6 +131,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
 	case f.workers < 1 || f.workers > 256:
 		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
+	case !(f.maxMemoryGB >= 0) || f.maxMemoryGB > 1<<20:
+		return badInput("--max-memory %v is out of range: need a size in GB >= 0 (0: no limit)", f.maxMemoryGB)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
 	case f.deadlockStates < 1:
@@ -152,10 +159,18 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// The explorer allocates many small, long-lived objects: collecting
 	// half as often is 10% faster for 25% more memory (docs/checker.md).
 	debug.SetGCPercent(200)
+	// --max-memory is a ceiling for the whole heap: the collector works
+	// harder near it, and the run stops (incomplete) when what is live
+	// reaches 85 % of it, before collections could no longer keep up.
+	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
+	if maxMemory > 0 {
+		debug.SetMemoryLimit(int64(maxMemory))
+		defer debug.SetMemoryLimit(math.MaxInt64)
+	}
 	res, err := check.Run(check.Config{
 		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd),
+		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 85,
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -196,6 +211,26 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return errFailure
 	}
 	return nil
+}
+
+// defaultMaxMemoryGB is 3/4 of the physical memory in GB (MemTotal of
+// /proc/meminfo), rounded down to a tenth, or 0 (no limit) where that cannot
+// be read.
+func defaultMaxMemoryGB() float64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return 0
+			}
+			return math.Floor(kb*0.75/(1<<20)*10) / 10
+		}
+	}
+	return 0
 }
 
 // progressFunc returns the Progress callback: at most a line a second on

@@ -103,6 +103,8 @@ func TestCheckBadInput(t *testing.T) {
 		{"--assert-min", "2", "--assert-max", "1"},
 		{"--workers", "0"},
 		{"--search", "astar"},
+		{"--max-memory", "-1"},
+		{"--max-memory", "NaN"},
 		{"--bogus"},
 	} {
 		if code, out := runCheckCLI(t, args...); code != 2 {
