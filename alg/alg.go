@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"critsec/alg/raymond"
+	"critsec/coterie"
 	"critsec/cs"
 )
 
@@ -75,4 +76,37 @@ func All() []Algorithm {
 	all := slices.Clone(registry)
 	slices.SortFunc(all, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return all
+}
+
+// Build returns the machines of the algorithm called name for n processes,
+// in its default initial configuration, and the bounds lo..hi it
+// guarantees. l is ignored by algorithms without a lower bound (UsesL) and
+// k by those with a fixed upper bound (FixedK); cot names a built-in
+// coterie (majority or grid, package coterie) for the quorum-based ones.
+func Build(name string, n, l, k int, cot string) (ms []cs.Machine, p cs.Params, lo, hi int, err error) {
+	a, err := Lookup(name)
+	if err != nil {
+		return nil, p, 0, 0, err
+	}
+	p = cs.Params{N: n, L: l, K: k}
+	if !a.UsesL {
+		p.L = 0
+	}
+	if a.FixedK != nil {
+		p.K = a.FixedK(n)
+	}
+	if err := p.CheckSize(); err != nil {
+		return nil, p, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if a.Quorums {
+		if p.Quorums, _, err = coterie.ByName(cot, n); err != nil {
+			return nil, p, 0, 0, fmt.Errorf("%s: coterie %s: %w", name, cot, err)
+		}
+	}
+	p.Initial = a.DefaultInitial(p)
+	lo, hi = a.Bounds(p)
+	if ms, err = a.New(p); err != nil {
+		return nil, p, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return ms, p, lo, hi, nil
 }

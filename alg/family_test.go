@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"critsec/coterie"
 	"critsec/cs"
 	"critsec/internal/cstest"
 	"critsec/sim"
@@ -25,21 +24,10 @@ func (c familyCase) String() string {
 // and the bounds they guarantee.
 func (c familyCase) build(t *testing.T) ([]cs.Machine, int, int) {
 	t.Helper()
-	a, err := Lookup(c.alg)
+	ms, _, lo, hi, err := Build(c.alg, c.n, c.l, c.k, c.coterie)
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, _, err := coterie.ByName(c.coterie, c.n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := cs.Params{N: c.n, L: c.l, K: c.k, Quorums: qs}
-	p.Initial = a.DefaultInitial(p)
-	ms, err := a.New(p)
-	if err != nil {
-		t.Fatalf("%v: %v", c, err)
-	}
-	lo, hi := a.Bounds(p)
 	return ms, lo, hi
 }
 

@@ -6,8 +6,6 @@ import (
 
 	"critsec/alg"
 	"critsec/check"
-	"critsec/coterie"
-	"critsec/cs"
 )
 
 // TestIssue4Evidence is the exhaustive evidence for the global (l,k)-CS
@@ -41,21 +39,10 @@ func TestIssue4Evidence(t *testing.T) {
 			if c.long && testing.Short() {
 				t.Skip("a large state space; runs without -short")
 			}
-			a, err := alg.Lookup(c.alg)
+			ms, _, lo, hi, err := alg.Build(c.alg, c.n, c.l, c.k, c.coterie)
 			if err != nil {
 				t.Fatal(err)
 			}
-			qs, _, err := coterie.ByName(c.coterie, c.n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := cs.Params{N: c.n, L: c.l, K: c.k, Quorums: qs}
-			p.Initial = a.DefaultInitial(p)
-			ms, err := a.New(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lo, hi := a.Bounds(p)
 			res := mustRun(t, check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: 2, Workers: 2})
 			t.Logf("%s: %s, %d states, %d budget stops, %.2fs", name, res.Verdict, res.States, res.BudgetStops, res.Seconds)
 			if res.Verdict != check.OK {

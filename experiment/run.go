@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"critsec/alg"
-	"critsec/coterie"
-	"critsec/cs"
 	"critsec/sim"
 )
 
@@ -48,38 +46,15 @@ type Outcome struct {
 // the algorithm's bounds or deadlocks is an error: a study never reports
 // numbers from a broken run.
 func (r Run) Simulate() (Outcome, error) {
-	a, err := alg.Lookup(r.Alg)
-	if err != nil {
-		return Outcome{}, err
-	}
-	p := cs.Params{N: r.N, L: r.L, K: r.K}
-	if !a.UsesL {
-		p.L = 0
-	}
-	if a.FixedK != nil {
-		p.K = a.FixedK(r.N)
-	}
-	if err := p.CheckSize(); err != nil {
-		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
-	}
-	out := Outcome{Run: r}
-	if a.Quorums {
-		qs, _, err := coterie.ByName(r.Coterie, r.N)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
-		}
-		p.Quorums = qs
-		for _, q := range qs {
-			out.MeanQ += float64(len(q))
-		}
-		out.MeanQ /= float64(r.N)
-	}
-	p.Initial = a.DefaultInitial(p)
-	out.Lo, out.Hi = a.Bounds(p)
-	ms, err := a.New(p)
+	ms, p, lo, hi, err := alg.Build(r.Alg, r.N, r.L, r.K, r.Coterie)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
 	}
+	out := Outcome{Run: r, Lo: lo, Hi: hi}
+	for _, q := range p.Quorums {
+		out.MeanQ += float64(len(q))
+	}
+	out.MeanQ /= float64(r.N)
 	res, err := sim.Run(sim.Config{
 		Machines: ms, Lo: out.Lo, Hi: out.Hi,
 		Lambda: r.Lambda, E: r.E, Tt: 1,
