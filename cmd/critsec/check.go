@@ -62,7 +62,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "gcs", 3, 1, 2, "majority")
+	addProblemFlags(cmd, &f.problem, "gcs", 3, "majority")
 	fs := cmd.Flags()
 	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))

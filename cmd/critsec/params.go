@@ -24,12 +24,13 @@ type problemFlags struct {
 }
 
 // addProblemFlags registers the shared flags on cmd with the given defaults.
-func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n, l, k int, defaultCoterie string) {
+// l and k have none of their own: unless given, they follow n (resolve).
+func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n int, defaultCoterie string) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
 	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
-	fs.IntVar(&f.l, "l", l, "lower bound: at least l processes InCS (0 <= l < k); taken as 0 by algorithms without one (raymond, kmutex, maekawa)")
-	fs.IntVar(&f.k, "k", k, "upper bound: at most k processes InCS (1 <= k <= n); taken as n by mutin and 1 by maekawa")
+	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); taken as 0 by algorithms without one (raymond, kmutex, maekawa)")
+	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); taken as n by mutin and 1 by maekawa")
 	fs.StringVar(&f.coterie, "coterie", defaultCoterie, "coterie for quorum-based algorithms: majority, grid, or a file (one quorum per line)")
 	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5 (default: the algorithm's documented safe configuration)")
 }
@@ -56,6 +57,12 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 		return problem{}, badInput("--n %d is out of range: need n >= 1", f.n)
 	}
 	l, k := f.l, f.k
+	if !fs.Changed("l") {
+		l = f.n / 3
+	}
+	if !fs.Changed("k") {
+		k = min(f.n, max(f.n-f.n/3, l+1))
+	}
 	if !a.UsesL {
 		if fs.Changed("l") && l != 0 {
 			return problem{}, badInput("--l %d: %s guarantees no lower bound, so l must be 0; for at least l processes InCS use --alg gcs or mutin", l, a.Name)

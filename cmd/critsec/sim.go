@@ -57,7 +57,7 @@ Exit status: 0 no violation, 1 violation, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "gcs", 10, 3, 7, "grid")
+	addProblemFlags(cmd, &f.problem, "gcs", 10, "grid")
 	fs := cmd.Flags()
 	fs.Float64Var(&f.lambda, "lambda", 0.1, "request rate, requests per time unit spent OutCS (time OutCS ~ Exp(mean 1/lambda)), > 0")
 	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")

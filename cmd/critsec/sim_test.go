@@ -129,7 +129,7 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "mutin", "--k", "5"}, // MUTIN's k is n
 		{"--alg", "mutin", "--l", "10"},
 		{"--alg", "maekawa", "--k", "2"}, // Maekawa's k is 1
-		{"--l", "7"},                     // l = k
+		{"--l", "7", "--k", "7"},         // l = k
 		{"--l", "-1"},
 		{"--coterie", "nope"},
 		{"--initial", "1,2"},             // below l = 3
@@ -165,6 +165,13 @@ func TestSimMainJob(t *testing.T) {
 	code, out := runCLI(t, "sim", "--entries", "300")
 	if code != 0 || !strings.HasPrefix(out, "sim gcs: n=10 l=3 k=7, bounds 3..7") || !strings.Contains(out, "result: ok") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// Without --l and --k the bounds follow n: l = n/3, k = n - l.
+	for n, want := range map[string]string{"3": "n=3 l=1 k=2", "16": "n=16 l=5 k=11", "1": "n=1 l=0 k=1"} {
+		code, out := runCLI(t, "sim", "--n", n, "--entries", "50")
+		if code != 0 || !strings.HasPrefix(out, "sim gcs: "+want+",") {
+			t.Errorf("sim --n %s: exit %d\n%s", n, code, out)
+		}
 	}
 }
 
