@@ -161,7 +161,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	debug.SetGCPercent(200)
 	// --max-memory is a ceiling for the whole heap: the collector works
 	// harder near it, and the run stops (incomplete) when what is live
-	// reaches 85 % of it, before collections could no longer keep up.
+	// reaches 70 % of it, before the collector runs nearly all the time.
 	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
 	if maxMemory > 0 {
 		debug.SetMemoryLimit(int64(maxMemory))
@@ -170,7 +170,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	res, err := check.Run(check.Config{
 		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 85,
+		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70,
 	})
 	if err != nil {
 		return badInput("%v", err)
