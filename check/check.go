@@ -97,6 +97,10 @@ type Config struct {
 	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
 	// counterexample is not necessarily a shortest one; one goroutine.
 	DepthFirst bool
+	// ExpectedStates sizes the depth-first visited set up front for this
+	// many states (0: it starts small and doubles), which avoids the
+	// transient of copying a large table into one twice its size.
+	ExpectedStates int
 	// Progress, when set, is called from time to time during the run (after
 	// each BFS level, every 2^18 new states depth-first) with the counts so
 	// far. It only observes: results do not depend on it.

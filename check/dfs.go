@@ -15,8 +15,8 @@ type frame struct {
 
 // runDFS explores the same state graph as run, depth-first, in the same
 // fixed order of actions, keeping only the fingerprints of visited states and
-// the states on the current path: memory is about 16-43 bytes per state
-// (the fingerprint set at load 3/8 to 3/4) instead of the BFS frontier's
+// the states on the current path: memory is 12-32 bytes per state (96-bit
+// fingerprints at load 3/8 to 15/16, fpSet96) instead of the BFS frontier's
 // whole states. The verdicts are the same; a counterexample is the path DFS
 // found, not necessarily a shortest one; Depth is the longest path followed.
 // One goroutine; Workers is ignored.
@@ -24,8 +24,8 @@ func (e *explorer) runDFS() Result {
 	var res Result
 	w := e.workers[0]
 	st := w.st
-	visited := newFPSet(1 << 16)
-	visited.insert(hash128(st.encode(e.root)))
+	visited := newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
+	visited.insert(fp96Of(hash128(st.encode(e.root))))
 	res.States = 1
 	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
 		res.Verdict = Violated
@@ -77,7 +77,13 @@ func (e *explorer) runDFS() Result {
 			res.Violation = e.dfsViolation(stack, noAction, &finding{act: actCode(a), prob: *p})
 			return res
 		}
-		if !visited.insert(hash128(st.encode(&st.next))) {
+		added, full := visited.insert(fp96Of(hash128(st.encode(&st.next))))
+		if full {
+			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("the visited set is full after %d states (%d slots of 12 bytes at load 15/16): "+
+				"doubling it would pass the memory limit; raise --max-memory, or pass --expected-states to size it up front", res.States, len(visited.slots))
+			return res
+		}
+		if !added {
 			continue
 		}
 		res.States++

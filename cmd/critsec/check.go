@@ -35,6 +35,7 @@ type checkFlags struct {
 	search         string
 	progress       bool
 	maxMemoryGB    float64
+	expected       int
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -75,6 +76,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
 	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
+	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: only 16-43 bytes per visited state, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
 	return cmd
@@ -133,6 +135,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
 	case !(f.maxMemoryGB >= 0) || f.maxMemoryGB > 1<<20:
 		return badInput("--max-memory %v is out of range: need a size in GB >= 0 (0: no limit)", f.maxMemoryGB)
+	case f.expected < 0:
+		return badInput("--expected-states %d is out of range: need >= 0 (0: grow as needed)", f.expected)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
 	case f.deadlockStates < 1:
@@ -170,7 +174,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	res, err := check.Run(check.Config{
 		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70,
+		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 	})
 	if err != nil {
 		return badInput("%v", err)
