@@ -3,6 +3,9 @@ package cs_test
 import (
 	"bytes"
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"critsec/cs"
@@ -177,6 +180,48 @@ func TestParamsChecks(t *testing.T) {
 		p.Initial = init
 		if err := p.CheckInitial(1, 3); err == nil {
 			t.Errorf("initial %v accepted for bounds 1..3", init)
+		}
+	}
+}
+
+// TestSetAgainstMap: random operations on ids 0..199 (inline word and
+// overflow words) agree with a map; clones are independent; equal sets
+// encode equally whatever their history.
+func TestSetAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s cs.Set
+	ref := map[cs.ID]bool{}
+	var clones []cs.Set
+	var refs []map[cs.ID]bool
+	for step := range 5000 {
+		id := cs.ID(r.IntN(200))
+		switch r.IntN(10) {
+		case 0:
+			clones, refs = append(clones, s.Clone()), append(refs, maps.Clone(ref))
+		case 1:
+			if step%7 == 0 {
+				s.Clear()
+				clear(ref)
+			}
+		case 2, 3, 4:
+			s.Remove(id)
+			delete(ref, id)
+		default:
+			s.Add(id)
+			ref[id] = true
+		}
+		if s.Has(id) != ref[id] || s.Len() != len(ref) {
+			t.Fatalf("step %d: id %d: Has %v (want %v), Len %d (want %d)", step, id, s.Has(id), ref[id], s.Len(), len(ref))
+		}
+	}
+	for i, c := range clones {
+		want := slices.Sorted(maps.Keys(refs[i]))
+		if got := c.Members(); !slices.Equal(got, want) {
+			t.Fatalf("clone %d: %v, want %v", i, got, want)
+		}
+		rebuilt := cs.NewSet(want...)
+		if !rebuilt.Equal(c) || !bytes.Equal(rebuilt.AppendBinary(nil), c.AppendBinary(nil)) {
+			t.Fatalf("clone %d: a set with the same members differs or encodes differently", i)
 		}
 	}
 }

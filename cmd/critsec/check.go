@@ -163,12 +163,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	// The explorer allocates many small, long-lived objects: collecting
 	// half as often is 10% faster for 25% more memory (docs/checker.md).
 	debug.SetGCPercent(200)
-	if f.search == "dfs" {
-		// Depth-first, the live heap is the fingerprint table (no
-		// pointers, cheap to collect around) and the garbage is the
-		// clones of machines: collect often, so that garbage stays a
-		// quarter of the table instead of twice its size.
-		debug.SetGCPercent(25)
+	if f.search == "dfs" && f.expected > 0 {
+		// A pre-sized depth-first table is nearly all of the live heap and
+		// holds no pointers: give the garbage (clones of machines) about
+		// 3 GB of room instead of twice the table's size.
+		table := float64(f.expected) * 16 // 12-byte slots at load 3/4
+		debug.SetGCPercent(int(min(200, max(25, 100*3*(1<<30)/table))))
 	}
 	// --max-memory is a ceiling for the whole heap: the collector works
 	// harder near it, and the run stops (incomplete) when what is live
