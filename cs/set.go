@@ -77,7 +77,7 @@ func (s Set) Len() int {
 func (s *Set) Union(t Set) {
 	s.lo |= t.lo
 	for i, w := range t.hi {
-		*s.wordPtr(i+1) |= w
+		*s.wordPtr(i + 1) |= w
 	}
 }
 
