@@ -203,8 +203,14 @@ func before(a int64, i int32, b int64, j int32) bool {
 
 func (m *Machine) Clone() cs.Machine {
 	c := *m
-	c.replyCount = append([]int32(nil), m.replyCount...)
-	c.deferCount = append([]int32(nil), m.deferCount...)
+	// One backing array for both counters: the model checker clones a
+	// machine on every transition, and allocations are most of its cost.
+	r := len(m.replyCount)
+	counts := make([]int32, r+len(m.deferCount))
+	c.replyCount = counts[:r:r]
+	c.deferCount = counts[r:]
+	copy(c.replyCount, m.replyCount)
+	copy(c.deferCount, m.deferCount)
 	return &c
 }
 
