@@ -26,7 +26,8 @@ var rootCmd = &cobra.Command{
 k-mutual exclusion, l-mutual inclusion and the global (l,k)-CS problem
 ("at least l and at most k processes in the critical section at any time").
 Every algorithm is one deterministic state machine, driven by a model checker
-(check), a discrete-event simulator (sim) and trace tools (trace).`,
+(check), a discrete-event simulator (sim), the papers' studies on top of it
+(experiment) and trace tools (trace). Start with: critsec sim`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
