@@ -46,6 +46,7 @@ type replayer struct {
 func newReplayer(x *model, root *gstate) *replayer {
 	st := newStepper(x)
 	st.record = true
+	st.memo = nil // paths are replayed on real machine calls
 	return &replayer{st: st, cur: root}
 }
 

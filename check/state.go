@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"critsec/cs"
 	"critsec/trace"
@@ -155,6 +156,15 @@ type stepper struct {
 	changes  int
 	prob     *problem
 
+	// memo caches machine calls (nil: every call is made); key, rec and
+	// calls are its scratch buffers, and logging makes Send and Changed
+	// append to calls.
+	memo    map[string]*effect
+	key     []byte
+	rec     []byte
+	calls   []envCall
+	logging bool
+
 	// record makes the stepper keep trace events (path replay only).
 	record bool
 	t      float64
@@ -162,11 +172,68 @@ type stepper struct {
 }
 
 func newStepper(x *model) *stepper {
-	return &stepper{x: x, ms: make([]cs.Machine, x.n)}
+	w := &stepper{x: x, ms: make([]cs.Machine, x.n)}
+	if memoEntries > 0 {
+		w.memo = make(map[string]*effect)
+	}
+	return w
+}
+
+// The memo. A machine is a deterministic state machine whose state is
+// canonically encoded by AppendState, and it acts on the world only through
+// the cs.Env of the call, which returns nothing to it. So the effect of a
+// call (Receive, Entry, Exit, Suspect or Trust) depends only on the
+// process, the call with its arguments, and the machine's record in
+// gstate.menc: the machine it leaves, the Send and Changed calls it makes
+// in order, and its error. The checker already relies on this when it
+// merges states with equal encodings. The memo maps such a key to the
+// effect of the first call made with it; a later call with the same key
+// is not made: the stepper replays the recorded Send and Changed calls
+// through its own Env methods (so crashes, bounds and the convention are
+// checked against the new global state exactly as for a real call) and
+// the successor shares the resulting machine, which no one modifies
+// (copy on write). Calls that return an error are not cached. This saves
+// the clone, the call and the encoding of the machine on most transitions,
+// and makes successors share machines, which keeps the heap small.
+
+// memoEntries bounds the memo of each stepper: when it is full, it is
+// emptied; 0 disables the memo. Results never depend on what the memo
+// holds (TestMemo).
+var memoEntries = 1 << 20
+
+// effect is a cached machine call.
+type effect struct {
+	m             cs.Machine // the machine after the call; never modified
+	rec           []byte     // its record (appendRecord)
+	calls         []envCall  // the Env calls it made, in order
+	before, after cs.State   // the machine's state before and after
+}
+
+// envCall is a Send(to, msg) or a Changed(state) call.
+type envCall struct {
+	send  bool
+	to    cs.ID
+	state cs.State
+	msg   cs.Message
+}
+
+// memoKey appends the memo key of action a (delivering msg) on a machine
+// whose record is rec: the record (length-prefixed), the action's fields
+// (not Index: the message is what matters), then the message's encoding.
+func memoKey(b []byte, a Action, msg cs.Message, rec []byte) []byte {
+	b = append(b, rec...)
+	b = append(b, byte(a.Kind), byte(a.Node), byte(a.From), byte(a.Who), byte(a.Op))
+	if msg != nil {
+		b = msg.AppendBinary(b)
+	}
+	return b
 }
 
 // Send implements cs.Env.
 func (w *stepper) Send(to cs.ID, m cs.Message) {
+	if w.logging {
+		w.calls = append(w.calls, envCall{send: true, to: to, msg: m})
+	}
 	if w.record {
 		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: m.Kind(), Words: m.Words()})
 	}
@@ -205,6 +272,9 @@ func (w *stepper) insert(e inflight) {
 
 // Changed implements cs.Env: it checks the convention and the bounds.
 func (w *stepper) Changed(s cs.State) {
+	if w.logging {
+		w.calls = append(w.calls, envCall{state: s})
+	}
 	if w.record {
 		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvState, Node: w.self, State: s.String()})
 	}
@@ -294,15 +364,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 	w.self = a.Node
 	w.changes = 0
 	i := int(a.Node) - 1
-	var before cs.State
-	var m cs.Machine
-	if a.Kind != Crash {
-		m = s.ms[i].Clone()
-		w.ms[i] = m
-		before = m.State()
-		w.reported = before
-	}
-	var err error
+	var msg cs.Message
 	switch a.Kind {
 	case Deliver:
 		l := x.link(a.From, a.Node)
@@ -311,13 +373,10 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			p++
 		}
 		p += a.Index
-		msg := w.next.flight[p].msg
+		msg = w.next.flight[p].msg
 		w.next.flight = append(w.next.flight[:p], w.next.flight[p+1:]...)
 		if w.record {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRecv, Node: a.Node, From: a.From, Msg: msg.Kind()})
-		}
-		if err = m.Receive(w, a.From, msg); err != nil {
-			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, msg.Kind(), a.From, err))
 		}
 	case Request:
 		if b := s.budget[i]; b > 0 { // 0 only when replaying a path beyond the budget
@@ -326,14 +385,6 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		}
 		if w.record {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRequest, Node: a.Node, Op: a.Op.String()})
-		}
-		if a.Op == cs.Entry {
-			err = m.Entry(w)
-		} else {
-			err = m.Exit(w)
-		}
-		if err != nil {
-			w.fail(KindConvention, fmt.Sprintf("P%d refused %s while %s with no request pending: %v", a.Node, a.Op, before, err))
 		}
 	case Crash:
 		w.next.crashed |= 1 << uint(a.Node)
@@ -356,33 +407,107 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		}
 	case Suspect, Trust:
 		w.next.suspect = append([]uint64(nil), s.suspect...)
-		d := m.(cs.Detecting)
 		if a.Kind == Suspect {
 			w.next.suspect[i] |= 1 << uint(a.Who)
 			if w.record {
 				w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSuspect, Node: a.Node, Who: a.Who})
 			}
-			err = d.Suspect(w, a.Who)
 		} else {
 			w.next.suspect[i] &^= 1 << uint(a.Who)
+		}
+	}
+	start, end := recordSpan(s.menc, i)
+	var rec []byte
+	if a.Kind == Crash {
+		rec = binary.LittleEndian.AppendUint32(w.rec[:0], crashedLen)
+	} else {
+		rec = w.call(s.ms[i], a, msg, s.menc[start:end])
+	}
+	b := append(w.menc[:0], s.menc[:start]...)
+	b = append(b, rec...)
+	w.menc = append(b, s.menc[end:]...)
+	w.fl = w.next.flight[:0] // keep the grown buffer
+	w.next.menc = w.menc
+	return w.prob
+}
+
+// call makes the machine call of action a (not a crash) on a copy of
+// process a.Node's machine old, whose record in gstate.menc is rec, and
+// returns the new record. The copy is left in w.ms. With the memo, a call
+// already made on a machine with the same record is not made again: its
+// effect is replayed (see memo).
+func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []byte {
+	i := int(a.Node) - 1
+	if w.memo != nil {
+		w.key = memoKey(w.key[:0], a, msg, rec)
+		if f, ok := w.memo[string(w.key)]; ok {
+			w.ms[i] = f.m
+			w.reported = f.before
+			for _, c := range f.calls {
+				if c.send {
+					w.Send(c.to, c.msg)
+				} else {
+					w.Changed(c.state)
+				}
+			}
+			w.checkReported(a.Node, f.after)
+			return f.rec
+		}
+		w.calls = w.calls[:0]
+	}
+	m := old.Clone()
+	w.ms[i] = m
+	before := m.State()
+	w.reported = before
+	w.logging = w.memo != nil
+	var err error
+	switch a.Kind {
+	case Deliver:
+		if err = m.Receive(w, a.From, msg); err != nil {
+			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, msg.Kind(), a.From, err))
+		}
+	case Request:
+		if a.Op == cs.Entry {
+			err = m.Entry(w)
+		} else {
+			err = m.Exit(w)
+		}
+		if err != nil {
+			w.fail(KindConvention, fmt.Sprintf("P%d refused %s while %s with no request pending: %v", a.Node, a.Op, before, err))
+		}
+	case Suspect, Trust:
+		d := m.(cs.Detecting)
+		if a.Kind == Suspect {
+			err = d.Suspect(w, a.Who)
+		} else {
 			err = d.Trust(w, a.Who)
 		}
 		if err != nil {
 			w.fail(KindError, fmt.Sprintf("P%d cannot take %s: %v", a.Node, a, err))
 		}
 	}
-	if m != nil {
-		if want := m.State(); want != w.reported {
-			w.fail(KindConvention, fmt.Sprintf("P%d is %s but reported %s", a.Node, want, w.reported))
+	w.logging = false
+	after := m.State()
+	w.checkReported(a.Node, after)
+	w.rec = appendRecord(w.rec[:0], m)
+	if w.memo != nil && err == nil {
+		if len(w.memo) >= memoEntries {
+			clear(w.memo)
+		}
+		w.memo[string(w.key)] = &effect{
+			m: m, rec: slices.Clone(w.rec), calls: slices.Clone(w.calls),
+			before: before, after: after,
 		}
 	}
-	w.fl = w.next.flight[:0] // keep the grown buffer
-	start, end := recordSpan(s.menc, i)
-	b := append(w.menc[:0], s.menc[:start]...)
-	b = appendRecord(b, m)
-	w.menc = append(b, s.menc[end:]...)
-	w.next.menc = w.menc
-	return w.prob
+	return w.rec
+}
+
+// checkReported fails unless the machine of node, now in state now,
+// reported its last change as now (or none if it did not change).
+func (w *stepper) checkReported(node cs.ID, now cs.State) {
+	if now != w.reported {
+		w.fail(KindConvention, fmt.Sprintf("P%d is %s but reported %s", node, now, w.reported))
+	}
 }
 
 // encode writes the canonical encoding of s into w.enc: the machine

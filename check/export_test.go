@@ -1,0 +1,4 @@
+package check
+
+// MemoEntries lets tests shrink or disable the memo of machine calls.
+var MemoEntries = &memoEntries
