@@ -159,7 +159,7 @@ type stepper struct {
 	// memo caches machine calls (nil: every call is made); key, rec and
 	// calls are its scratch buffers, and logging makes Send and Changed
 	// append to calls.
-	memo    map[string]*effect
+	memo    *memo
 	key     []byte
 	rec     []byte
 	calls   []envCall
@@ -174,59 +174,9 @@ type stepper struct {
 func newStepper(x *model) *stepper {
 	w := &stepper{x: x, ms: make([]cs.Machine, x.n)}
 	if memoEntries > 0 {
-		w.memo = make(map[string]*effect)
+		w.memo = newMemo(memoEntries)
 	}
 	return w
-}
-
-// The memo. A machine is a deterministic state machine whose state is
-// canonically encoded by AppendState, and it acts on the world only through
-// the cs.Env of the call, which returns nothing to it. So the effect of a
-// call (Receive, Entry, Exit, Suspect or Trust) depends only on the
-// process, the call with its arguments, and the machine's record in
-// gstate.menc: the machine it leaves, the Send and Changed calls it makes
-// in order, and its error. The checker already relies on this when it
-// merges states with equal encodings. The memo maps such a key to the
-// effect of the first call made with it; a later call with the same key
-// is not made: the stepper replays the recorded Send and Changed calls
-// through its own Env methods (so crashes, bounds and the convention are
-// checked against the new global state exactly as for a real call) and
-// the successor shares the resulting machine, which no one modifies
-// (copy on write). Calls that return an error are not cached. This saves
-// the clone, the call and the encoding of the machine on most transitions,
-// and makes successors share machines, which keeps the heap small.
-
-// memoEntries bounds the memo of each stepper: when it is full, it is
-// emptied; 0 disables the memo. Results never depend on what the memo
-// holds (TestMemo).
-var memoEntries = 1 << 20
-
-// effect is a cached machine call.
-type effect struct {
-	m             cs.Machine // the machine after the call; never modified
-	rec           []byte     // its record (appendRecord)
-	calls         []envCall  // the Env calls it made, in order
-	before, after cs.State   // the machine's state before and after
-}
-
-// envCall is a Send(to, msg) or a Changed(state) call.
-type envCall struct {
-	send  bool
-	to    cs.ID
-	state cs.State
-	msg   cs.Message
-}
-
-// memoKey appends the memo key of action a (delivering msg) on a machine
-// whose record is rec: the record (length-prefixed), the action's fields
-// (not Index: the message is what matters), then the message's encoding.
-func memoKey(b []byte, a Action, msg cs.Message, rec []byte) []byte {
-	b = append(b, rec...)
-	b = append(b, byte(a.Kind), byte(a.Node), byte(a.From), byte(a.Who), byte(a.Op))
-	if msg != nil {
-		b = msg.AppendBinary(b)
-	}
-	return b
 }
 
 // Send implements cs.Env.
@@ -440,7 +390,7 @@ func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []b
 	i := int(a.Node) - 1
 	if w.memo != nil {
 		w.key = memoKey(w.key[:0], a, msg, rec)
-		if f, ok := w.memo[string(w.key)]; ok {
+		if f := w.memo.get(w.key); f != nil {
 			w.ms[i] = f.m
 			w.reported = f.before
 			for _, c := range f.calls {
@@ -491,13 +441,10 @@ func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []b
 	w.checkReported(a.Node, after)
 	w.rec = appendRecord(w.rec[:0], m)
 	if w.memo != nil && err == nil {
-		if len(w.memo) >= memoEntries {
-			clear(w.memo)
-		}
-		w.memo[string(w.key)] = &effect{
+		w.memo.put(w.key, &effect{
 			m: m, rec: slices.Clone(w.rec), calls: slices.Clone(w.calls),
 			before: before, after: after,
-		}
+		})
 	}
 	return w.rec
 }
