@@ -33,12 +33,18 @@ const chunkSize = 256
 // worker in this level. Phase 2 (sequential): the kept successors are
 // inserted into the visited set in chunk order, so each new state gets the
 // parent and id a one-worker BFS would give it. Hence results do not depend
-// on the number of workers.
+// on the number of workers. When one goroutine expands the whole level (one
+// worker, or one chunk), phase 1 inserts each successor into the visited
+// set directly, in the same order phase 2 would: one probe of the large set
+// per new state instead of three.
 type explorer struct {
 	cfg     Config
 	x       *model
 	root    *gstate
 	visited *fpSet
+	// direct: this level is expanded by one goroutine, which inserts into
+	// visited itself (see above).
+	direct bool
 	// parent[id] and act[id] are the predecessor of state id and the
 	// action (encoded by actCode) that led to it; ids follow BFS order.
 	parent []uint32
@@ -161,7 +167,7 @@ func (e *explorer) run() Result {
 		nextBase := len(e.parent)
 		for _, o := range outs {
 			for _, c := range o.cands {
-				if !e.visited.insert(c.fp) {
+				if !e.direct && !e.visited.insert(c.fp) {
 					continue
 				}
 				e.parent = append(e.parent, uint32(base+c.from))
@@ -218,7 +224,8 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, bool) {
 			}
 		}
 	}
-	if len(e.workers) == 1 || nchunks == 1 {
+	e.direct = len(e.workers) == 1 || nchunks == 1
+	if e.direct {
 		work(e.workers[0])
 	} else {
 		var wg sync.WaitGroup
@@ -265,15 +272,20 @@ func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
 			// worker: they are in recent, which fits in a fast cache. A
 			// fingerprint found there is in the local set (computed in
 			// this level) or in the visited set (in an earlier one:
-			// phase 2 inserted it), so it is a duplicate. Then most
-			// remaining duplicates are found in the same level, in the
-			// local set; the visited set is probed only after.
+			// phase 2 inserted it; or in this one, when direct), so it
+			// is a duplicate. Then most remaining duplicates are found in
+			// the same level, in the local set; the visited set is
+			// probed only after.
 			slot := &w.recent[fp.b&(recentSize-1)]
 			if *slot == fp {
 				continue
 			}
 			*slot = fp
-			if !w.local.insert(fp) || e.visited.has(fp) {
+			if e.direct {
+				if !e.visited.insert(fp) {
+					continue
+				}
+			} else if !w.local.insert(fp) || e.visited.has(fp) {
 				continue
 			}
 			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), s: st.materialize()})
