@@ -36,22 +36,22 @@ type effect struct {
 	before, after cs.State   // the machine's state before and after
 }
 
-// envCall is a Send(to, msg) or a Changed(state) call.
+// envCall is a Send(to, m.msg) or a Changed(state) call.
 type envCall struct {
 	send  bool
 	to    cs.ID
 	state cs.State
-	msg   cs.Message
+	m     *sent
 }
 
 // memoKey appends the memo key of action a (delivering msg) on a machine
 // whose record is rec: the record (length-prefixed), the action's fields
 // (not Index: the message is what matters), then the message's encoding.
-func memoKey(b []byte, a Action, msg cs.Message, rec []byte) []byte {
+func memoKey(b []byte, a Action, msg *sent, rec []byte) []byte {
 	b = append(b, rec...)
 	b = append(b, byte(a.Kind), byte(a.Node), byte(a.From), byte(a.Who), byte(a.Op))
 	if msg != nil {
-		b = msg.AppendBinary(b)
+		b = append(b, msg.enc...)
 	}
 	return b
 }
