@@ -146,11 +146,15 @@ func (e *explorer) run() Result {
 		for _, o := range outs {
 			res.Transitions += o.transitions
 			res.BudgetStops += o.stops
-			if o.viol != nil && viol == nil {
-				viol = o.viol
-			}
 			if o.undecided != nil && undecided == nil {
 				undecided = o.undecided
+			}
+			if o.viol != nil {
+				// Whether later chunks ran depends on timing; their
+				// counts are left out, so that they do not depend on
+				// the number of workers.
+				viol = o.viol
+				break
 			}
 		}
 		if viol != nil {
