@@ -38,12 +38,18 @@ const chunkSize = 256
 // worker in this level. Phase 2 (sequential): the kept successors are
 // inserted into the visited set in chunk order, so each new state gets the
 // parent and id a one-worker BFS would give it. Hence results do not depend
-// on the number of workers.
+// on the number of workers. When one goroutine expands the whole level (one
+// worker, or one chunk), phase 1 inserts each successor into the visited
+// set directly, in the same order phase 2 would: one probe of the large set
+// per new state instead of three.
 type explorer struct {
 	cfg     Config
 	x       *model
 	root    *gstate
 	visited *fpSet
+	// direct: this level is expanded by one goroutine, which inserts into
+	// visited itself (see above).
+	direct bool
 	// parent[id] and act[id] are the predecessor of state id and the
 	// action (encoded by actCode) that led to it; ids follow BFS order.
 	parent []uint32
@@ -60,6 +66,9 @@ type worker struct {
 	st    *stepper
 	acts  []Action
 	local *fpSet
+	// recent is a small direct-mapped cache of the successors' fingerprints
+	// this worker computed; see expandChunk.
+	recent []fingerprint
 }
 
 // candidate is a successor kept in phase 1.
@@ -79,6 +88,10 @@ type finding struct {
 }
 
 const noAction = ^uint32(0)
+
+// recentSize is the number of slots of worker.recent (256 KiB). For
+// Raymond n = 4 it catches 16.1 of the 17.6 million duplicates.
+const recentSize = 1 << 14
 
 type chunkOut struct {
 	cands       []candidate
@@ -110,7 +123,7 @@ func newExplorer(cfg Config) *explorer {
 	e.root = x.initial(cfg)
 	nw := max(cfg.Workers, 1)
 	for range nw {
-		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), local: newFPSet(0)})
+		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), local: newFPSet(0), recent: make([]fingerprint, recentSize)})
 	}
 	return e
 }
@@ -138,11 +151,15 @@ func (e *explorer) run() Result {
 		for _, o := range outs {
 			res.Transitions += o.transitions
 			res.BudgetStops += o.stops
-			if o.viol != nil && viol == nil {
-				viol = o.viol
-			}
 			if o.undecided != nil && undecided == nil {
 				undecided = o.undecided
+			}
+			if o.viol != nil {
+				// Whether later chunks ran depends on timing; their
+				// counts are left out, so that they do not depend on
+				// the number of workers.
+				viol = o.viol
+				break
 			}
 		}
 		if viol != nil {
@@ -163,7 +180,7 @@ func (e *explorer) run() Result {
 		nextBase := len(e.parent)
 		for _, o := range outs {
 			for _, c := range o.cands {
-				if !e.visited.insert(c.fp) {
+				if !e.direct && !e.visited.insert(c.fp) {
 					continue
 				}
 				e.parent = append(e.parent, uint32(base+c.from))
@@ -234,7 +251,8 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
 			}
 		}
 	}
-	if len(e.workers) == 1 || nchunks == 1 {
+	e.direct = len(e.workers) == 1 || nchunks == 1
+	if e.direct {
 		work(e.workers[0])
 	} else {
 		var wg sync.WaitGroup
@@ -277,9 +295,24 @@ func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
 				return
 			}
 			fp := hash128(st.encode(&st.next))
-			// Most duplicates are found in the same level, in the
-			// small local set; the visited set is probed only after.
-			if !w.local.insert(fp) || e.visited.has(fp) {
+			// Most duplicates were computed shortly before, by the same
+			// worker: they are in recent, which fits in a fast cache. A
+			// fingerprint found there is in the local set (computed in
+			// this level) or in the visited set (in an earlier one:
+			// phase 2 inserted it; or in this one, when direct), so it
+			// is a duplicate. Then most remaining duplicates are found in
+			// the same level, in the local set; the visited set is
+			// probed only after.
+			slot := &w.recent[fp.b&(recentSize-1)]
+			if *slot == fp {
+				continue
+			}
+			*slot = fp
+			if e.direct {
+				if !e.visited.insert(fp) {
+					continue
+				}
+			} else if !w.local.insert(fp) || e.visited.has(fp) {
 				continue
 			}
 			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), s: st.materialize()})

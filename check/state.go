@@ -20,7 +20,15 @@ const unlimited = -1
 // inflight is one message in transit on link from -> to.
 type inflight struct {
 	link uint16 // (from-1)*n + (to-1)
-	msg  cs.Message
+	m    *sent
+}
+
+// sent is a message with its canonical encoding (AppendBinary), made once
+// per Send and shared by every state in which the message is in transit
+// and, through the memo, by every replay of that Send.
+type sent struct {
+	msg cs.Message
+	enc []byte
 }
 
 // gstate is a global state. Its slices are never modified once the state
@@ -141,8 +149,6 @@ type stepper struct {
 	fl   []inflight
 	menc []byte
 	enc  []byte
-	tmp  []byte
-	tmp2 []byte
 
 	// slabs for materialize
 	states   []gstate
@@ -159,7 +165,7 @@ type stepper struct {
 	// memo caches machine calls (nil: every call is made); key, rec and
 	// calls are its scratch buffers, and logging makes Send and Changed
 	// append to calls.
-	memo    map[string]*effect
+	memo    *memo
 	key     []byte
 	rec     []byte
 	calls   []envCall
@@ -174,77 +180,33 @@ type stepper struct {
 func newStepper(x *model) *stepper {
 	w := &stepper{x: x, ms: make([]cs.Machine, x.n)}
 	if memoEntries > 0 {
-		w.memo = make(map[string]*effect)
+		w.memo = newMemo(memoEntries)
 	}
 	return w
 }
 
-// The memo. A machine is a deterministic state machine whose state is
-// canonically encoded by AppendState, and it acts on the world only through
-// the cs.Env of the call, which returns nothing to it. So the effect of a
-// call (Receive, Entry, Exit, Suspect or Trust) depends only on the
-// process, the call with its arguments, and the machine's record in
-// gstate.menc: the machine it leaves, the Send and Changed calls it makes
-// in order, and its error. The checker already relies on this when it
-// merges states with equal encodings. The memo maps such a key to the
-// effect of the first call made with it; a later call with the same key
-// is not made: the stepper replays the recorded Send and Changed calls
-// through its own Env methods (so crashes, bounds and the convention are
-// checked against the new global state exactly as for a real call) and
-// the successor shares the resulting machine, which no one modifies
-// (copy on write). Calls that return an error are not cached. This saves
-// the clone, the call and the encoding of the machine on most transitions,
-// and makes successors share machines, which keeps the heap small.
-
-// memoEntries bounds the memo of each stepper: when it is full, it is
-// emptied; 0 disables the memo. Results never depend on what the memo
-// holds (TestMemo).
-var memoEntries = 1 << 20
-
-// effect is a cached machine call.
-type effect struct {
-	m             cs.Machine // the machine after the call; never modified
-	rec           []byte     // its record (appendRecord)
-	calls         []envCall  // the Env calls it made, in order
-	before, after cs.State   // the machine's state before and after
-}
-
-// envCall is a Send(to, msg) or a Changed(state) call.
-type envCall struct {
-	send  bool
-	to    cs.ID
-	state cs.State
-	msg   cs.Message
-}
-
-// memoKey appends the memo key of action a (delivering msg) on a machine
-// whose record is rec: the record (length-prefixed), the action's fields
-// (not Index: the message is what matters), then the message's encoding.
-func memoKey(b []byte, a Action, msg cs.Message, rec []byte) []byte {
-	b = append(b, rec...)
-	b = append(b, byte(a.Kind), byte(a.Node), byte(a.From), byte(a.Who), byte(a.Op))
-	if msg != nil {
-		b = msg.AppendBinary(b)
-	}
-	return b
-}
-
 // Send implements cs.Env.
 func (w *stepper) Send(to cs.ID, m cs.Message) {
+	p := &sent{msg: m, enc: m.AppendBinary(nil)}
 	if w.logging {
-		w.calls = append(w.calls, envCall{send: true, to: to, msg: m})
+		w.calls = append(w.calls, envCall{send: true, to: to, m: p})
 	}
+	w.send(to, p)
+}
+
+// send puts p in transit to process to.
+func (w *stepper) send(to cs.ID, p *sent) {
 	if w.record {
-		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: m.Kind(), Words: m.Words()})
+		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: p.msg.Kind(), Words: p.msg.Words()})
 	}
 	if to < 1 || int(to) > w.x.n {
-		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, m.Kind(), to, w.x.n))
+		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, p.msg.Kind(), to, w.x.n))
 		return
 	}
 	if w.next.isCrashed(to) {
 		return // messages to a crashed process are lost
 	}
-	w.insert(inflight{link: w.x.link(w.self, to), msg: m})
+	w.insert(inflight{link: w.x.link(w.self, to), m: p})
 }
 
 // insert puts e into w.next.flight at its canonical place.
@@ -255,12 +217,7 @@ func (w *stepper) insert(e inflight) {
 		i--
 	}
 	if w.x.unordered {
-		w.tmp = e.msg.AppendBinary(w.tmp[:0])
-		for i > 0 && fl[i-1].link == e.link {
-			w.tmp2 = fl[i-1].msg.AppendBinary(w.tmp2[:0])
-			if bytes.Compare(w.tmp2, w.tmp) <= 0 {
-				break
-			}
+		for i > 0 && fl[i-1].link == e.link && bytes.Compare(fl[i-1].m.enc, e.m.enc) > 0 {
 			i--
 		}
 	}
@@ -317,12 +274,10 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 			dst = append(dst, Action{Kind: Deliver, Node: to, From: from})
 		} else {
 			for k := i; k < j; k++ {
-				w.tmp = fl[k].msg.AppendBinary(w.tmp[:0])
-				if k > i && bytes.Equal(w.tmp, w.tmp2) {
+				if k > i && bytes.Equal(fl[k].m.enc, fl[k-1].m.enc) {
 					continue // the same message again: same successor
 				}
 				dst = append(dst, Action{Kind: Deliver, Node: to, From: from, Index: k - i})
-				w.tmp, w.tmp2 = w.tmp2, w.tmp
 			}
 		}
 		i = j
@@ -364,7 +319,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 	w.self = a.Node
 	w.changes = 0
 	i := int(a.Node) - 1
-	var msg cs.Message
+	var msg *sent
 	switch a.Kind {
 	case Deliver:
 		l := x.link(a.From, a.Node)
@@ -373,10 +328,10 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			p++
 		}
 		p += a.Index
-		msg = w.next.flight[p].msg
+		msg = w.next.flight[p].m
 		w.next.flight = append(w.next.flight[:p], w.next.flight[p+1:]...)
 		if w.record {
-			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRecv, Node: a.Node, From: a.From, Msg: msg.Kind()})
+			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRecv, Node: a.Node, From: a.From, Msg: msg.msg.Kind()})
 		}
 	case Request:
 		if b := s.budget[i]; b > 0 { // 0 only when replaying a path beyond the budget
@@ -436,16 +391,16 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 // returns the new record. The copy is left in w.ms. With the memo, a call
 // already made on a machine with the same record is not made again: its
 // effect is replayed (see memo).
-func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []byte {
+func (w *stepper) call(old cs.Machine, a Action, msg *sent, rec []byte) []byte {
 	i := int(a.Node) - 1
 	if w.memo != nil {
 		w.key = memoKey(w.key[:0], a, msg, rec)
-		if f, ok := w.memo[string(w.key)]; ok {
+		if f := w.memo.get(w.key); f != nil {
 			w.ms[i] = f.m
 			w.reported = f.before
 			for _, c := range f.calls {
 				if c.send {
-					w.Send(c.to, c.msg)
+					w.send(c.to, c.m)
 				} else {
 					w.Changed(c.state)
 				}
@@ -463,8 +418,8 @@ func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []b
 	var err error
 	switch a.Kind {
 	case Deliver:
-		if err = m.Receive(w, a.From, msg); err != nil {
-			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, msg.Kind(), a.From, err))
+		if err = m.Receive(w, a.From, msg.msg); err != nil {
+			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, msg.msg.Kind(), a.From, err))
 		}
 	case Request:
 		if a.Op == cs.Entry {
@@ -491,13 +446,10 @@ func (w *stepper) call(old cs.Machine, a Action, msg cs.Message, rec []byte) []b
 	w.checkReported(a.Node, after)
 	w.rec = appendRecord(w.rec[:0], m)
 	if w.memo != nil && err == nil {
-		if len(w.memo) >= memoEntries {
-			clear(w.memo)
-		}
-		w.memo[string(w.key)] = &effect{
+		w.memo.put(w.key, &effect{
 			m: m, rec: slices.Clone(w.rec), calls: slices.Clone(w.calls),
 			before: before, after: after,
-		}
+		})
 	}
 	return w.rec
 }
@@ -526,10 +478,8 @@ func (w *stepper) encode(s *gstate) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.flight)))
 	for _, e := range s.flight {
 		b = append(b, byte(e.link), byte(e.link>>8))
-		at := len(b)
-		b = append(b, 0, 0, 0, 0)
-		b = e.msg.AppendBinary(b)
-		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(e.m.enc)))
+		b = append(b, e.m.enc...)
 	}
 	b = append(b, byte(s.crashesLeft))
 	w.enc = b
