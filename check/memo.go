@@ -25,8 +25,10 @@ import (
 
 // memoEntries bounds the memo of each stepper: when it is full, it is
 // emptied; 0 disables the memo. Results never depend on what the memo
-// holds (TestMemo). Raymond n = 4 needs about 9 000 entries.
-var memoEntries = 1 << 20
+// holds (TestMemo). The bound keeps the memo's memory under about 150 MB
+// per worker; the algorithms here need far fewer entries (at n = 3,
+// budget 2: 4 000 for kmutex, 16 000 for gcs; Raymond n = 4: 9 000).
+var memoEntries = 1 << 18
 
 // effect is a cached machine call.
 type effect struct {
