@@ -104,6 +104,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"--workers", "0"},
 		{"--search", "astar"},
 		{"--max-memory", "-1"},
+		{"--expected-states", "-1"},
 		{"--max-memory", "NaN"},
 		{"--bogus"},
 	} {

@@ -166,6 +166,11 @@ func TestSimMainJob(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "sim gcs: n=10 l=3 k=7, bounds 3..7") || !strings.Contains(out, "result: ok") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
+	// After the drain, the exits still pending are the ones the lower
+	// bound holds (no new entry comes), and the summary says so.
+	if !strings.Contains(out, "exits held by the lower bound l") {
+		t.Errorf("the summary does not explain the pending exits:\n%s", out)
+	}
 	// Without --l and --k the bounds follow n: l = n/3, k = n - l.
 	for n, want := range map[string]string{"3": "n=3 l=1 k=2", "16": "n=16 l=5 k=11", "1": "n=1 l=0 k=1"} {
 		code, out := runCLI(t, "sim", "--n", n, "--entries", "50")
