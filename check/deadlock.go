@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"critsec/cs"
@@ -79,8 +80,8 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 				return stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
 			}
 			cur = st.materialize()
-			for i, m := range cur.ms {
-				if pending&(1<<uint(i+1)) != 0 && m.Pending() == cs.None {
+			for i, p := range cur.procs {
+				if pending&(1<<uint(i+1)) != 0 && p.pending == cs.None {
 					done |= 1 << uint(i+1)
 				}
 			}
@@ -89,7 +90,7 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 			}
 		}
 	}
-	for i, m := range s.ms {
+	for i, p := range s.procs {
 		id := cs.ID(i + 1)
 		if pending&(1<<uint(id)) == 0 || done&(1<<uint(id)) != 0 {
 			continue
@@ -100,11 +101,11 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 		case explored < w.e.cfg.DeadlockStates:
 			return stopVerdict{outcome: deadlocked, prob: problem{KindDeadlock, fmt.Sprintf(
 				"P%d's %s request can never complete: none of the %d states reachable from here with unlimited requests completes it",
-				id, m.Pending(), explored)}}
+				id, p.pending, explored)}}
 		default:
 			return stopVerdict{outcome: undecided, prob: problem{KindDeadlock, fmt.Sprintf(
 				"could not decide whether P%d's pending %s is deadlocked: the re-exploration with refilled budgets hit its limit of %d states (raise it with DeadlockStates / --deadlock-states)",
-				id, m.Pending(), w.e.cfg.DeadlockStates)}}
+				id, p.pending, w.e.cfg.DeadlockStates)}}
 		}
 	}
 	return stopVerdict{outcome: completable}
@@ -113,9 +114,9 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 // refill returns a copy of s in which every process has an unlimited budget.
 func refill(s *gstate) *gstate {
 	c := *s
-	c.budget = make([]int8, len(s.budget))
-	for i := range c.budget {
-		c.budget[i] = unlimited
+	c.procs = slices.Clone(s.procs)
+	for i := range c.procs {
+		c.procs[i].budget = unlimited
 	}
 	return &c
 }
@@ -125,7 +126,7 @@ func refill(s *gstate) *gstate {
 func stillEnabled(s *gstate, a Action) (Action, bool) {
 	switch a.Kind {
 	case Deliver:
-		n := len(s.ms)
+		n := len(s.procs)
 		l := uint16(int(a.From-1)*n + int(a.Node-1))
 		for _, e := range s.flight {
 			if e.link == l {
@@ -134,12 +135,12 @@ func stillEnabled(s *gstate, a Action) (Action, bool) {
 		}
 		return a, false
 	case Request:
-		m := s.ms[a.Node-1]
-		if s.isCrashed(a.Node) || m.Pending() != cs.None {
+		p := s.procs[a.Node-1]
+		if s.isCrashed(a.Node) || p.pending != cs.None {
 			return a, false
 		}
 		a.Op = cs.Entry
-		if m.State() == cs.InCS {
+		if p.state == cs.InCS {
 			a.Op = cs.Exit
 		}
 		return a, true
@@ -175,7 +176,7 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 				if st.apply(cur, a) != nil {
 					continue
 				}
-				if st.next.ms[id-1].Pending() == cs.None {
+				if st.next.procs[id-1].pending == cs.None {
 					return true, explored
 				}
 				if !seen.insert(hash128(st.encode(&st.next))) {
@@ -196,9 +197,9 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 // budgets: every live process waits in a request.
 func globalDeadlock(s *gstate) string {
 	var waits []string
-	for i, m := range s.ms {
-		if !s.isCrashed(cs.ID(i+1)) && m.Pending() != cs.None {
-			waits = append(waits, fmt.Sprintf("P%d %s", i+1, m.Pending()))
+	for i, p := range s.procs {
+		if !s.isCrashed(cs.ID(i+1)) && p.pending != cs.None {
+			waits = append(waits, fmt.Sprintf("P%d %s", i+1, p.pending))
 		}
 	}
 	return "global deadlock: no message in transit and every live process waits in a request (" + strings.Join(waits, ", ") + "), even with unlimited budgets"

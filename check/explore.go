@@ -34,19 +34,22 @@ const chunkSize = 256
 // explorer is one run: level-synchronous BFS. Each level has two phases.
 // Phase 1 (parallel): workers take chunks of the frontier in increasing
 // order, expand every state, and keep the successors that are not in the
-// visited set (read-only in this phase) and not already kept by the same
-// worker in this level. Phase 2 (sequential): the kept successors are
-// inserted into the visited set in chunk order, so each new state gets the
-// parent and id a one-worker BFS would give it. Hence results do not depend
-// on the number of workers. When one goroutine expands the whole level (one
-// worker, or one chunk), phase 1 inserts each successor into the visited
-// set directly, in the same order phase 2 would: one probe of the large set
-// per new state instead of three.
+// visited set (read-only in this phase). Phase 2: the kept successors are
+// inserted into the visited set, and the first of each fingerprint in
+// chunk order is the new state, so each new state gets the parent and id a
+// one-worker BFS would give it. Hence results do not depend on the number
+// of workers. The visited set is split into shards by fingerprint, and
+// phase 2 inserts into the shards in parallel (each worker owns some
+// shards and walks the candidates in chunk order), then numbers the
+// winners in one sequential pass. When one goroutine expands the whole
+// level (one worker, or one chunk), phase 1 inserts each successor into the
+// visited set directly, in the same order: one probe of the large set per
+// new state instead of two.
 type explorer struct {
 	cfg     Config
 	x       *model
 	root    *gstate
-	visited *fpSet
+	visited *shardedSet
 	// direct: this level is expanded by one goroutine, which inserts into
 	// visited itself (see above).
 	direct bool
@@ -62,10 +65,9 @@ type explorer struct {
 
 // worker is one goroutine's scratch space.
 type worker struct {
-	e     *explorer
-	st    *stepper
-	acts  []Action
-	local *fpSet
+	e    *explorer
+	st   *stepper
+	acts []Action
 	// recent is a small direct-mapped cache of the successors' fingerprints
 	// this worker computed; see expandChunk.
 	recent []fingerprint
@@ -77,6 +79,7 @@ type candidate struct {
 	from int // index of the parent in the frontier
 	act  uint32
 	s    *gstate
+	won  bool // phase 2: the first candidate with this fingerprint
 }
 
 // finding is a violation or an undecided budget stop in phase 1.
@@ -109,6 +112,7 @@ func newExplorer(cfg Config) *explorer {
 		unordered: cfg.Unordered,
 		detector:  cfg.Detector,
 		detecting: make([]bool, len(cfg.Machines)),
+		tab:       newInterner(),
 	}
 	for i, m := range cfg.Machines {
 		_, x.detecting[i] = m.(cs.Detecting)
@@ -123,7 +127,7 @@ func newExplorer(cfg Config) *explorer {
 	e.root = x.initial(cfg)
 	nw := max(cfg.Workers, 1)
 	for range nw {
-		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), local: newFPSet(0), recent: make([]fingerprint, recentSize)})
+		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), recent: make([]fingerprint, recentSize)})
 	}
 	return e
 }
@@ -131,7 +135,7 @@ func newExplorer(cfg Config) *explorer {
 func (e *explorer) run() Result {
 	var res Result
 	w0 := e.workers[0]
-	e.visited = newFPSet(1 << 16)
+	e.visited = newShardedSet()
 	e.visited.insert(hash128(w0.st.encode(e.root)))
 	e.parent = append(e.parent, 0)
 	e.act = append(e.act, noAction)
@@ -176,11 +180,14 @@ func (e *explorer) run() Result {
 			return res
 		}
 		// Phase 2.
+		if !e.direct {
+			e.claim(outs)
+		}
 		next := make([]*gstate, 0, len(frontier))
 		nextBase := len(e.parent)
 		for _, o := range outs {
 			for _, c := range o.cands {
-				if !e.direct && !e.visited.insert(c.fp) {
+				if !e.direct && !c.won {
 					continue
 				}
 				e.parent = append(e.parent, uint32(base+c.from))
@@ -208,6 +215,29 @@ func (e *explorer) run() Result {
 	return res
 }
 
+// claim inserts the candidates of outs into the visited set and marks the
+// first candidate of each new fingerprint in chunk order as won. Worker g
+// inserts the candidates of the shards s with s % workers == g, so the
+// shards fill in parallel and each in chunk order.
+func (e *explorer) claim(outs []chunkOut) {
+	nw := len(e.workers)
+	var wg sync.WaitGroup
+	for g := range nw {
+		wg.Go(func() {
+			for i := range outs {
+				cands := outs[i].cands
+				for j := range cands {
+					c := &cands[j]
+					if s := shardOf(c.fp); s%nw == g {
+						c.won = e.visited.shards[s].insert(c.fp)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // Limits that stop phase 1.
 const (
 	limitNone = iota
@@ -225,7 +255,6 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
 	stopAt.Store(int64(nchunks))
 	var limit atomic.Int32
 	work := func(w *worker) {
-		w.local.reset()
 		for {
 			c := int(nextChunk.Add(1) - 1)
 			if c >= nchunks || int64(c) > stopAt.Load() || limit.Load() != limitNone {
@@ -297,22 +326,18 @@ func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
 			fp := hash128(st.encode(&st.next))
 			// Most duplicates were computed shortly before, by the same
 			// worker: they are in recent, which fits in a fast cache. A
-			// fingerprint found there is in the local set (computed in
-			// this level) or in the visited set (in an earlier one:
-			// phase 2 inserted it; or in this one, when direct), so it
-			// is a duplicate. Then most remaining duplicates are found in
-			// the same level, in the local set; the visited set is
-			// probed only after.
+			// fingerprint found there was computed by this worker in an
+			// earlier level (so it is in the visited set) or earlier in
+			// this one, from a state before this one in frontier order
+			// (the worker takes chunks in increasing order): it is a
+			// duplicate, or a candidate that comes first in phase 2. The
+			// visited set is probed only after.
 			slot := &w.recent[fp.b&(recentSize-1)]
 			if *slot == fp {
 				continue
 			}
 			*slot = fp
-			if e.direct {
-				if !e.visited.insert(fp) {
-					continue
-				}
-			} else if !w.local.insert(fp) || e.visited.has(fp) {
+			if e.direct && !e.visited.insert(fp) {
 				continue
 			}
 			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), s: st.materialize()})
@@ -341,7 +366,7 @@ func decodeAct(code uint32, s *gstate) Action {
 		a.Who = other
 	case Request:
 		a.Op = cs.Entry
-		if s.ms[a.Node-1].State() == cs.InCS {
+		if s.procs[a.Node-1].state == cs.InCS {
 			a.Op = cs.Exit
 		}
 	}

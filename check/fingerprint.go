@@ -199,3 +199,30 @@ func (s *fpSet) reset() {
 	clear(s.slots)
 	s.count = 0
 }
+
+// visitedShardBits is log2 of the number of shards of a shardedSet.
+const visitedShardBits = 6
+
+// shardedSet is a set of fingerprints split by their top bits into shards,
+// which separate goroutines may insert into at the same time, one
+// goroutine per shard.
+type shardedSet struct {
+	shards [1 << visitedShardBits]*fpSet
+}
+
+func newShardedSet() *shardedSet {
+	v := &shardedSet{}
+	for i := range v.shards {
+		v.shards[i] = newFPSet(0)
+	}
+	return v
+}
+
+// shardOf returns the shard of f: its top bits (fpSet indexes by f.a).
+func shardOf(f fingerprint) int { return int(f.b >> (64 - visitedShardBits)) }
+
+// has reports whether f is in the set.
+func (v *shardedSet) has(f fingerprint) bool { return v.shards[shardOf(f)].has(f) }
+
+// insert adds f and reports whether it was new.
+func (v *shardedSet) insert(f fingerprint) bool { return v.shards[shardOf(f)].insert(f) }

@@ -10,9 +10,6 @@ import (
 	"critsec/trace"
 )
 
-// crashedLen marks a crashed process in gstate.menc.
-const crashedLen = 0xffffffff
-
 // unlimited is the budget of a process that may make any number of calls
 // (the refilled budget of the deadlock analysis).
 const unlimited = -1
@@ -20,35 +17,29 @@ const unlimited = -1
 // inflight is one message in transit on link from -> to.
 type inflight struct {
 	link uint16 // (from-1)*n + (to-1)
-	m    *sent
+	m    uint32 // interned message id
 }
 
-// sent is a message with its canonical encoding (AppendBinary), made once
-// per Send and shared by every state in which the message is in transit
-// and, through the memo, by every replay of that Send.
-type sent struct {
-	msg cs.Message
-	enc []byte
+// proc is one process in a global state: its machine's interned id, that
+// machine's State and Pending (kept here so that the explorer never looks
+// them up), and how many Entry/Exit calls it may still make, or unlimited.
+type proc struct {
+	m       uint32
+	state   cs.State
+	pending cs.Op
+	budget  int8
 }
 
 // gstate is a global state. Its slices are never modified once the state
-// is in a frontier: a successor copies what it changes (copy on write), so
-// successors share unchanged machines, budgets and suspicions with their
-// parent.
+// is in a frontier: a successor copies what it changes (copy on write).
+// Machines and messages are ids into the run's interner, so a state holds
+// no pointer but its slices'.
 type gstate struct {
-	ms []cs.Machine
-	// menc is the machines' part of the canonical encoding: per process a
-	// 4-byte length and its AppendState bytes, or crashedLen for a crashed
-	// process (whose state no longer matters). Successors re-encode only
-	// the machine that acted.
-	menc []byte
+	procs []proc
 	// flight holds the messages in transit, sorted by link; within a link
 	// in send order (FIFO) or, with unordered channels, by encoding, so
 	// that equal multisets are stored equally.
 	flight []inflight
-	// budget[i] is how many Entry/Exit calls process i+1 may still make,
-	// or unlimited.
-	budget []int8
 	// suspect[i] has bit j set when process i+1's detector suspects j.
 	suspect     []uint64
 	crashed     uint64
@@ -61,9 +52,9 @@ func (s *gstate) isCrashed(id cs.ID) bool { return s.crashed&(1<<uint(id)) != 0 
 // pendingMask returns the set of live processes with a pending request.
 func (s *gstate) pendingMask() uint64 {
 	var p uint64
-	for i, m := range s.ms {
+	for i, pr := range s.procs {
 		id := cs.ID(i + 1)
-		if !s.isCrashed(id) && m.Pending() != cs.None {
+		if !s.isCrashed(id) && pr.pending != cs.None {
 			p |= 1 << uint(id)
 		}
 	}
@@ -71,13 +62,14 @@ func (s *gstate) pendingMask() uint64 {
 }
 
 // model is the read-only description of the transition system shared by
-// every worker.
+// every worker, and the run's interner.
 type model struct {
 	n         int
 	lo, hi    int
 	unordered bool
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
+	tab       *interner
 }
 
 func (x *model) link(from, to cs.ID) uint16 { return uint16(int(from-1)*x.n + int(to-1)) }
@@ -88,51 +80,20 @@ func (x *model) ends(l uint16) (from, to cs.ID) {
 // initial builds the initial global state from cfg (machines are cloned).
 func (x *model) initial(cfg Config) *gstate {
 	s := &gstate{
-		ms:          make([]cs.Machine, x.n),
-		budget:      make([]int8, x.n),
+		procs:       make([]proc, x.n),
 		crashesLeft: int8(cfg.Crashes),
 	}
 	for i, m := range cfg.Machines {
-		s.ms[i] = m.Clone()
-		s.budget[i] = int8(cfg.Budget)
-		if m.State() == cs.InCS {
+		c := m.Clone()
+		s.procs[i] = proc{m: x.tab.internMachine(machineKey(nil, c), c), state: c.State(), pending: c.Pending(), budget: int8(cfg.Budget)}
+		if c.State() == cs.InCS {
 			s.inCS++
 		}
 	}
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)
 	}
-	for _, m := range s.ms {
-		s.menc = appendRecord(s.menc, m)
-	}
 	return s
-}
-
-// appendRecord appends m's record of gstate.menc (nil m: crashed).
-func appendRecord(b []byte, m cs.Machine) []byte {
-	if m == nil {
-		return binary.LittleEndian.AppendUint32(b, crashedLen)
-	}
-	at := len(b)
-	b = append(b, 0, 0, 0, 0)
-	b = m.AppendState(b)
-	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
-	return b
-}
-
-// recordSpan returns where process i+1's record starts and ends in menc.
-func recordSpan(menc []byte, i int) (start, end int) {
-	for j := 0; ; j++ {
-		l := binary.LittleEndian.Uint32(menc[start:])
-		end = start + 4
-		if l != crashedLen {
-			end += int(l)
-		}
-		if j == i {
-			return start, end
-		}
-		start = end
-	}
 }
 
 // problem is a property failure found while executing one action.
@@ -143,18 +104,18 @@ type problem struct {
 // stepper executes actions on a scratch copy of a state. Each worker owns
 // one; it is also the cs.Env of the machine being called.
 type stepper struct {
-	x    *model
-	next gstate // the successor being built; its slices are scratch buffers
-	ms   []cs.Machine
-	fl   []inflight
-	menc []byte
-	enc  []byte
+	x     *model
+	next  gstate // the successor being built; its slices are scratch buffers
+	procs []proc
+	fl    []inflight
+	enc   []byte // encode's buffer
+	rec   []byte // a machine's key (machineKey)
+	menc  []byte // a message's encoding
 
 	// slabs for materialize
-	states   []gstate
-	machines []cs.Machine
-	bytes    []byte
-	flights  []inflight
+	states  []gstate
+	procSl  []proc
+	flights []inflight
 
 	// the call in progress
 	self     cs.ID
@@ -162,12 +123,9 @@ type stepper struct {
 	changes  int
 	prob     *problem
 
-	// memo caches machine calls (nil: every call is made); key, rec and
-	// calls are its scratch buffers, and logging makes Send and Changed
-	// append to calls.
+	// memo caches machine calls (nil: every call is made); calls is its
+	// scratch buffer, and logging makes Send and Changed append to calls.
 	memo    *memo
-	key     []byte
-	rec     []byte
 	calls   []envCall
 	logging bool
 
@@ -178,7 +136,7 @@ type stepper struct {
 }
 
 func newStepper(x *model) *stepper {
-	w := &stepper{x: x, ms: make([]cs.Machine, x.n)}
+	w := &stepper{x: x}
 	if memoEntries > 0 {
 		w.memo = newMemo(memoEntries)
 	}
@@ -187,26 +145,28 @@ func newStepper(x *model) *stepper {
 
 // Send implements cs.Env.
 func (w *stepper) Send(to cs.ID, m cs.Message) {
-	p := &sent{msg: m, enc: m.AppendBinary(nil)}
+	w.menc = m.AppendBinary(w.menc[:0])
+	id := w.x.tab.internMsg(w.menc, m)
 	if w.logging {
-		w.calls = append(w.calls, envCall{send: true, to: to, m: p})
+		w.calls = append(w.calls, envCall{send: true, to: to, m: id})
 	}
-	w.send(to, p)
+	w.send(to, id)
 }
 
-// send puts p in transit to process to.
-func (w *stepper) send(to cs.ID, p *sent) {
+// send puts message id in transit to process to.
+func (w *stepper) send(to cs.ID, id uint32) {
 	if w.record {
-		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: p.msg.Kind(), Words: p.msg.Words()})
+		m := w.x.tab.msg(id).msg
+		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSend, Node: w.self, To: to, Msg: m.Kind(), Words: m.Words()})
 	}
 	if to < 1 || int(to) > w.x.n {
-		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, p.msg.Kind(), to, w.x.n))
+		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, w.x.tab.msg(id).msg.Kind(), to, w.x.n))
 		return
 	}
 	if w.next.isCrashed(to) {
 		return // messages to a crashed process are lost
 	}
-	w.insert(inflight{link: w.x.link(w.self, to), m: p})
+	w.insert(inflight{link: w.x.link(w.self, to), m: id})
 }
 
 // insert puts e into w.next.flight at its canonical place.
@@ -217,7 +177,8 @@ func (w *stepper) insert(e inflight) {
 		i--
 	}
 	if w.x.unordered {
-		for i > 0 && fl[i-1].link == e.link && bytes.Compare(fl[i-1].m.enc, e.m.enc) > 0 {
+		enc := w.x.tab.msg(e.m).enc
+		for i > 0 && fl[i-1].link == e.link && bytes.Compare(w.x.tab.msg(fl[i-1].m).enc, enc) > 0 {
 			i--
 		}
 	}
@@ -274,7 +235,7 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 			dst = append(dst, Action{Kind: Deliver, Node: to, From: from})
 		} else {
 			for k := i; k < j; k++ {
-				if k > i && bytes.Equal(fl[k].m.enc, fl[k-1].m.enc) {
+				if k > i && fl[k].m == fl[k-1].m {
 					continue // the same message again: same successor
 				}
 				dst = append(dst, Action{Kind: Deliver, Node: to, From: from, Index: k - i})
@@ -282,13 +243,13 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 		}
 		i = j
 	}
-	for i, m := range s.ms {
+	for i, p := range s.procs {
 		id := cs.ID(i + 1)
-		if s.budget[i] == 0 || s.isCrashed(id) || m.Pending() != cs.None {
+		if p.budget == 0 || s.isCrashed(id) || p.pending != cs.None {
 			continue
 		}
 		op := cs.Entry
-		if m.State() == cs.InCS {
+		if p.state == cs.InCS {
 			op = cs.Exit
 		}
 		dst = append(dst, Action{Kind: Request, Node: id, Op: op})
@@ -297,7 +258,7 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 		dst = x.detector.Outputs(View{s: s, x: x}, dst)
 	}
 	if s.crashesLeft > 0 {
-		for i := range s.ms {
+		for i := range s.procs {
 			if id := cs.ID(i + 1); !s.isCrashed(id) {
 				dst = append(dst, Action{Kind: Crash, Node: id})
 			}
@@ -311,15 +272,15 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 // that failed, or nil.
 func (w *stepper) apply(s *gstate, a Action) *problem {
 	x := w.x
-	copy(w.ms, s.ms)
+	w.procs = append(w.procs[:0], s.procs...)
 	w.next = *s
-	w.next.ms = w.ms
+	w.next.procs = w.procs
 	w.next.flight = append(w.fl[:0], s.flight...)
 	w.prob = nil
 	w.self = a.Node
 	w.changes = 0
 	i := int(a.Node) - 1
-	var msg *sent
+	msg := noMsg
 	switch a.Kind {
 	case Deliver:
 		l := x.link(a.From, a.Node)
@@ -331,12 +292,11 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		msg = w.next.flight[p].m
 		w.next.flight = append(w.next.flight[:p], w.next.flight[p+1:]...)
 		if w.record {
-			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRecv, Node: a.Node, From: a.From, Msg: msg.msg.Kind()})
+			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRecv, Node: a.Node, From: a.From, Msg: x.tab.msg(msg).msg.Kind()})
 		}
 	case Request:
-		if b := s.budget[i]; b > 0 { // 0 only when replaying a path beyond the budget
-			w.next.budget = append([]int8(nil), s.budget...)
-			w.next.budget[i] = b - 1
+		if b := s.procs[i].budget; b > 0 { // 0 only when replaying a path beyond the budget
+			w.procs[i].budget = b - 1
 		}
 		if w.record {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRequest, Node: a.Node, Op: a.Op.String()})
@@ -354,7 +314,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			}
 		}
 		w.next.flight = fl
-		if s.ms[i].State() == cs.InCS {
+		if s.procs[i].state == cs.InCS {
 			w.next.inCS--
 			if c := int(w.next.inCS); c < x.lo {
 				w.fail(KindBounds, fmt.Sprintf("%d processes InCS after P%d crashed InCS, want %d..%d", c, a.Node, x.lo, x.hi))
@@ -371,32 +331,24 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			w.next.suspect[i] &^= 1 << uint(a.Who)
 		}
 	}
-	start, end := recordSpan(s.menc, i)
-	var rec []byte
-	if a.Kind == Crash {
-		rec = binary.LittleEndian.AppendUint32(w.rec[:0], crashedLen)
-	} else {
-		rec = w.call(s.ms[i], a, msg, s.menc[start:end])
+	if a.Kind != Crash {
+		w.call(i, a, msg)
 	}
-	b := append(w.menc[:0], s.menc[:start]...)
-	b = append(b, rec...)
-	w.menc = append(b, s.menc[end:]...)
 	w.fl = w.next.flight[:0] // keep the grown buffer
-	w.next.menc = w.menc
 	return w.prob
 }
 
 // call makes the machine call of action a (not a crash) on a copy of
-// process a.Node's machine old, whose record in gstate.menc is rec, and
-// returns the new record. The copy is left in w.ms. With the memo, a call
-// already made on a machine with the same record is not made again: its
-// effect is replayed (see memo).
-func (w *stepper) call(old cs.Machine, a Action, msg *sent, rec []byte) []byte {
-	i := int(a.Node) - 1
+// process a.Node's machine, delivering message msg (or noMsg), and puts
+// the resulting machine into w.procs[i]. With the memo, a call already
+// made on the same machine is not made again: its effect is replayed (see
+// memo).
+func (w *stepper) call(i int, a Action, msg uint32) {
+	p := &w.procs[i]
+	var key memoKey
 	if w.memo != nil {
-		w.key = memoKey(w.key[:0], a, msg, rec)
-		if f := w.memo.get(w.key); f != nil {
-			w.ms[i] = f.m
+		key = makeMemoKey(a, p.m, msg)
+		if f := w.memo.get(key); f != nil {
 			w.reported = f.before
 			for _, c := range f.calls {
 				if c.send {
@@ -406,20 +358,20 @@ func (w *stepper) call(old cs.Machine, a Action, msg *sent, rec []byte) []byte {
 				}
 			}
 			w.checkReported(a.Node, f.after)
-			return f.rec
+			p.m, p.state, p.pending = f.m, f.after, f.pending
+			return
 		}
 		w.calls = w.calls[:0]
 	}
-	m := old.Clone()
-	w.ms[i] = m
-	before := m.State()
+	m := w.x.tab.machine(p.m).m.Clone()
+	before := p.state
 	w.reported = before
 	w.logging = w.memo != nil
 	var err error
 	switch a.Kind {
 	case Deliver:
-		if err = m.Receive(w, a.From, msg.msg); err != nil {
-			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, msg.msg.Kind(), a.From, err))
+		if err = m.Receive(w, a.From, w.x.tab.msg(msg).msg); err != nil {
+			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, w.x.tab.msg(msg).msg.Kind(), a.From, err))
 		}
 	case Request:
 		if a.Op == cs.Entry {
@@ -442,16 +394,17 @@ func (w *stepper) call(old cs.Machine, a Action, msg *sent, rec []byte) []byte {
 		}
 	}
 	w.logging = false
-	after := m.State()
-	w.checkReported(a.Node, after)
-	w.rec = appendRecord(w.rec[:0], m)
+	w.checkReported(a.Node, m.State())
+	w.rec = machineKey(w.rec[:0], m)
+	p.m = w.x.tab.internMachine(w.rec, m)
+	e := w.x.tab.machine(p.m)
+	p.state, p.pending = e.state, e.pending
 	if w.memo != nil && err == nil {
-		w.memo.put(w.key, &effect{
-			m: m, rec: slices.Clone(w.rec), calls: slices.Clone(w.calls),
-			before: before, after: after,
+		w.memo.put(key, &effect{
+			m: p.m, calls: slices.Clone(w.calls),
+			before: before, after: e.state, pending: e.pending,
 		})
 	}
-	return w.rec
 }
 
 // checkReported fails unless the machine of node, now in state now,
@@ -462,15 +415,20 @@ func (w *stepper) checkReported(node cs.ID, now cs.State) {
 	}
 }
 
-// encode writes the canonical encoding of s into w.enc: the machine
-// records (menc), each process's budget and suspicions, the messages in
-// transit with their links (each message length-prefixed), and the crash
-// budget left. Every part has a fixed or prefixed length, so distinct states
-// encode differently.
+// encode writes the canonical encoding of s into w.enc: per process its
+// machine's id (crashedID once crashed), its budget and suspicions; the
+// messages in transit with their links; the crash budget left. Ids stand
+// for contents one to one (intern.go), and every part has a fixed or
+// prefixed length, so distinct states encode differently.
 func (w *stepper) encode(s *gstate) []byte {
-	b := append(w.enc[:0], s.menc...)
-	for i := range s.ms {
-		b = append(b, byte(s.budget[i]))
+	b := w.enc[:0]
+	for i, p := range s.procs {
+		id := p.m
+		if s.isCrashed(cs.ID(i + 1)) {
+			id = crashedID
+		}
+		b = binary.LittleEndian.AppendUint32(b, id)
+		b = append(b, byte(p.budget))
 		if s.suspect != nil {
 			b = binary.AppendUvarint(b, s.suspect[i])
 		}
@@ -478,8 +436,7 @@ func (w *stepper) encode(s *gstate) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.flight)))
 	for _, e := range s.flight {
 		b = append(b, byte(e.link), byte(e.link>>8))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(e.m.enc)))
-		b = append(b, e.m.enc...)
+		b = binary.LittleEndian.AppendUint32(b, e.m)
 	}
 	b = append(b, byte(s.crashesLeft))
 	w.enc = b
@@ -497,17 +454,13 @@ func (w *stepper) materialize() *gstate {
 	s := &w.states[0]
 	w.states = w.states[1:]
 	*s = w.next
-	s.ms = cut(&w.machines, w.next.ms, slabStates*len(w.next.ms))
-	s.menc = cut(&w.bytes, w.next.menc, slabBytes)
+	s.procs = cut(&w.procSl, w.next.procs, slabStates*len(w.next.procs))
 	s.flight = cut(&w.flights, w.next.flight, slabStates)
 	return s
 }
 
-// slabStates and slabBytes size the slabs of materialize.
-const (
-	slabStates = 1024
-	slabBytes  = 64 << 10
-)
+// slabStates sizes the slabs of materialize.
+const slabStates = 1024
 
 // cut copies src into the front of *slab (a fresh slab of at least size
 // elements when it does not fit) and returns the copy, capped so that

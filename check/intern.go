@@ -1,0 +1,136 @@
+package check
+
+import (
+	"encoding/binary"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"critsec/cs"
+)
+
+// Interning. A global state does not hold its machines and messages: it
+// holds small integer ids into two tables shared by every worker of a run,
+// one entry per distinct machine (its process and AppendState record) and
+// per distinct message encoding (AppendBinary). Equal contents get equal ids, and
+// distinct contents distinct ids, so a state's vector of ids is a
+// canonical encoding of the state (encode), several times shorter than the
+// records themselves, and a state has no pointer for the garbage collector
+// to follow. An entry's machine is never modified once interned: a call
+// works on a clone and interns the result.
+//
+// Ids are assigned in the order contents are first met, which with several
+// workers depends on timing. Results do not depend on ids: two states are
+// merged exactly when their contents are equal. Only the fingerprints of
+// the visited set are computed from ids, so what timing can change is which
+// pairs of states would collide, with the probability bound of
+// fingerprint.
+
+// crashedID stands for the machine of a crashed process in encodings (its
+// state no longer matters). Ids count distinct contents from 0, so they
+// never reach it in a run that fits in memory.
+const crashedID = ^uint32(0)
+
+// Entries are stored in chunks that never move, listed in a directory that
+// is replaced, never modified, when it grows; so workers read an entry
+// without the lock. A worker only reads ids it got from a frontier state
+// (written before the level's barrier) or from intern itself (under the
+// lock), so every read of an entry happens after its write.
+const (
+	internChunkBits = 12
+	internChunkLen  = 1 << internChunkBits
+)
+
+// machineEntry is an interned machine with its State and Pending.
+type machineEntry struct {
+	m       cs.Machine
+	state   cs.State
+	pending cs.Op
+}
+
+// msgEntry is an interned message with its canonical encoding.
+type msgEntry struct {
+	msg cs.Message
+	enc []byte
+}
+
+// table is an append-only list of entries in chunks plus the index from
+// contents to ids.
+type table[T any] struct {
+	dir   atomic.Pointer[[]*[internChunkLen]T]
+	byKey map[string]uint32
+	n     uint32
+}
+
+func (t *table[T]) get(id uint32) *T {
+	return &(*t.dir.Load())[id>>internChunkBits][id&(internChunkLen-1)]
+}
+
+// intern returns the id of key, adding newEntry() under it if it is new.
+func (t *table[T]) intern(key []byte, newEntry func() T) uint32 {
+	if id, found := t.byKey[string(key)]; found {
+		return id
+	}
+	id := t.n
+	dir := t.dir.Load()
+	if dir == nil || int(id>>internChunkBits) == len(*dir) {
+		var grown []*[internChunkLen]T
+		if dir != nil {
+			grown = slices.Clone(*dir)
+		}
+		grown = append(grown, new([internChunkLen]T))
+		t.dir.Store(&grown)
+		dir = &grown
+	}
+	(*dir)[id>>internChunkBits][id&(internChunkLen-1)] = newEntry()
+	t.byKey[string(key)] = id
+	t.n++
+	return id
+}
+
+// interner holds a run's machine and message tables.
+type interner struct {
+	mu       sync.Mutex
+	machines table[machineEntry]
+	msgs     table[msgEntry]
+}
+
+func newInterner() *interner {
+	t := &interner{}
+	t.machines.byKey = map[string]uint32{}
+	t.msgs.byKey = map[string]uint32{}
+	return t
+}
+
+// machine returns the entry of id.
+func (t *interner) machine(id uint32) *machineEntry { return t.machines.get(id) }
+
+// msg returns the entry of id.
+func (t *interner) msg(id uint32) *msgEntry { return t.msgs.get(id) }
+
+// machineKey appends m's key in the machine table: its process id, then its
+// record. A record need not name its process (two processes' machines can
+// have equal records), and a machine's behaviour depends on it.
+func machineKey(b []byte, m cs.Machine) []byte {
+	return m.AppendState(binary.AppendUvarint(b, uint64(m.Self())))
+}
+
+// internMachine returns the id of m, whose key (machineKey) is key; m
+// becomes the entry's machine if the key is new, and must not be modified
+// after.
+func (t *interner) internMachine(key []byte, m cs.Machine) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.machines.intern(key, func() machineEntry {
+		return machineEntry{m: m, state: m.State(), pending: m.Pending()}
+	})
+}
+
+// internMsg returns the id of m, whose encoding is enc.
+func (t *interner) internMsg(enc []byte, m cs.Message) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.msgs.intern(enc, func() msgEntry {
+		return msgEntry{msg: m, enc: slices.Clone(enc)}
+	})
+}
