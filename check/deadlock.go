@@ -161,7 +161,7 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 	limit := w.e.cfg.DeadlockStates
 	seen := newFPSet(0)
 	root := refill(s)
-	seen.insert(hash128(st.encode(root)))
+	seen.insert(fingerprintOf(root))
 	frontier := []*gstate{root}
 	var acts []Action
 	explored = 1
@@ -179,7 +179,7 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 				if st.next.procs[id-1].pending == cs.None {
 					return true, explored
 				}
-				if !seen.insert(hash128(st.encode(&st.next))) {
+				if !seen.insert(fingerprintOf(&st.next)) {
 					continue
 				}
 				if explored++; explored >= limit {

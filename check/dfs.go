@@ -25,7 +25,7 @@ func (e *explorer) runDFS() Result {
 	w := e.workers[0]
 	st := w.st
 	visited := newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
-	visited.insert(fp96Of(hash128(st.encode(e.root))))
+	visited.insert(fp96Of(fingerprintOf(e.root)))
 	res.States = 1
 	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
 		res.Verdict = Violated
@@ -77,7 +77,7 @@ func (e *explorer) runDFS() Result {
 			res.Violation = e.dfsViolation(stack, noAction, &finding{act: actCode(a), prob: *p})
 			return res
 		}
-		added, full := visited.insert(fp96Of(hash128(st.encode(&st.next))))
+		added, full := visited.insert(fp96Of(fingerprintOf(&st.next)))
 		if full {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("the visited set is full after %d states (%d slots of 12 bytes at load 15/16): "+
 				"doubling it would pass the memory limit; raise --max-memory, or pass --expected-states to size it up front", res.States, len(visited.slots))

@@ -134,9 +134,8 @@ func newExplorer(cfg Config) *explorer {
 
 func (e *explorer) run() Result {
 	var res Result
-	w0 := e.workers[0]
 	e.visited = newShardedSet()
-	e.visited.insert(hash128(w0.st.encode(e.root)))
+	e.visited.insert(fingerprintOf(e.root))
 	e.parent = append(e.parent, 0)
 	e.act = append(e.act, noAction)
 	res.States = 1
@@ -323,7 +322,7 @@ func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
 				out.viol = &finding{from: idx, act: actCode(a), prob: *p}
 				return
 			}
-			fp := hash128(st.encode(&st.next))
+			fp := fingerprintOf(&st.next)
 			// Most duplicates were computed shortly before, by the same
 			// worker: they are in recent, which fits in a fast cache. A
 			// fingerprint found there was computed by this worker in an

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"math/bits"
 )
 
@@ -33,89 +32,36 @@ func fmix64(k uint64) uint64 {
 	return k
 }
 
-// hash128 is MurmurHash3_x64_128 (Austin Appleby, public domain) with a fixed
-// seed: fast, well mixed, and deterministic across runs and machines. It is
-// not cryptographic; the collision bound above assumes only that it spreads
-// canonical encodings like a random function, as model checkers' hash
-// compaction does (SPIN, TLC).
-func hash128(data []byte) fingerprint {
-	h1, h2 := uint64(murmurSeed), uint64(murmurSeed)
-	n := len(data)
-	p := data
-	for len(p) >= 16 {
-		k1 := binary.LittleEndian.Uint64(p)
-		k2 := binary.LittleEndian.Uint64(p[8:])
-		p = p[16:]
-		k1 *= murmurC1
-		k1 = bits.RotateLeft64(k1, 31)
-		k1 *= murmurC2
-		h1 ^= k1
-		h1 = bits.RotateLeft64(h1, 27)
-		h1 += h2
-		h1 = h1*5 + 0x52dce729
-		k2 *= murmurC2
-		k2 = bits.RotateLeft64(k2, 33)
-		k2 *= murmurC1
-		h2 ^= k2
-		h2 = bits.RotateLeft64(h2, 31)
-		h2 += h1
-		h2 = h2*5 + 0x38495ab5
-	}
-	var k1, k2 uint64
-	switch len(p) {
-	case 15:
-		k2 ^= uint64(p[14]) << 48
-		fallthrough
-	case 14:
-		k2 ^= uint64(p[13]) << 40
-		fallthrough
-	case 13:
-		k2 ^= uint64(p[12]) << 32
-		fallthrough
-	case 12:
-		k2 ^= uint64(p[11]) << 24
-		fallthrough
-	case 11:
-		k2 ^= uint64(p[10]) << 16
-		fallthrough
-	case 10:
-		k2 ^= uint64(p[9]) << 8
-		fallthrough
-	case 9:
-		k2 ^= uint64(p[8])
-		k2 *= murmurC2
-		k2 = bits.RotateLeft64(k2, 33)
-		k2 *= murmurC1
-		h2 ^= k2
-		fallthrough
-	case 8:
-		k1 ^= uint64(p[7]) << 56
-		fallthrough
-	case 7:
-		k1 ^= uint64(p[6]) << 48
-		fallthrough
-	case 6:
-		k1 ^= uint64(p[5]) << 40
-		fallthrough
-	case 5:
-		k1 ^= uint64(p[4]) << 32
-		fallthrough
-	case 4:
-		k1 ^= uint64(p[3]) << 24
-		fallthrough
-	case 3:
-		k1 ^= uint64(p[2]) << 16
-		fallthrough
-	case 2:
-		k1 ^= uint64(p[1]) << 8
-		fallthrough
-	case 1:
-		k1 ^= uint64(p[0])
-		k1 *= murmurC1
-		k1 = bits.RotateLeft64(k1, 31)
-		k1 *= murmurC2
-		h1 ^= k1
-	}
+// block mixes one 16-byte block (k1, k2) into h1, h2 (MurmurHash3_x64_128's
+// body).
+func block(h1, h2, k1, k2 uint64) (uint64, uint64) {
+	k1 *= murmurC1
+	k1 = bits.RotateLeft64(k1, 31)
+	k1 *= murmurC2
+	h1 ^= k1
+	h1 = bits.RotateLeft64(h1, 27)
+	h1 += h2
+	h1 = h1*5 + 0x52dce729
+	k2 *= murmurC2
+	k2 = bits.RotateLeft64(k2, 33)
+	k2 *= murmurC1
+	h2 ^= k2
+	h2 = bits.RotateLeft64(h2, 31)
+	h2 += h1
+	h2 = h2*5 + 0x38495ab5
+	return h1, h2
+}
+
+// tail1 mixes the last k1 word (a tail of 1 to 8 bytes) into h1.
+func tail1(h1, k1 uint64) uint64 {
+	k1 *= murmurC1
+	k1 = bits.RotateLeft64(k1, 31)
+	k1 *= murmurC2
+	return h1 ^ k1
+}
+
+// finish is MurmurHash3_x64_128's finalization for n bytes.
+func finish(h1, h2 uint64, n int) fingerprint {
 	h1 ^= uint64(n)
 	h2 ^= uint64(n)
 	h1 += h2
@@ -129,6 +75,39 @@ func hash128(data []byte) fingerprint {
 		f.b = 1 // zero marks an empty slot
 	}
 	return f
+}
+
+// hasher computes MurmurHash3_x64_128 (Austin Appleby, public domain) with
+// a fixed seed of a sequence of 64-bit words (their little-endian bytes),
+// one word at a time: fast, well mixed, and deterministic across runs and
+// machines. It is not cryptographic; the collision bound of fingerprint
+// assumes only that it spreads canonical encodings like a random function,
+// as model checkers' hash compaction does (SPIN, TLC).
+type hasher struct {
+	h1, h2, k1 uint64
+	n          int  // bytes so far
+	half       bool // k1 holds the first word of a block
+}
+
+func newHasher() hasher { return hasher{h1: murmurSeed, h2: murmurSeed} }
+
+func (h *hasher) add(w uint64) {
+	h.n += 8
+	if !h.half {
+		h.k1, h.half = w, true
+		return
+	}
+	h.h1, h.h2 = block(h.h1, h.h2, h.k1, w)
+	h.half = false
+}
+
+// sum returns the hash of the words added.
+func (h *hasher) sum() fingerprint {
+	h1 := h.h1
+	if h.half {
+		h1 = tail1(h1, h.k1)
+	}
+	return finish(h1, h.h2, h.n)
 }
 
 // fpSet is an open-addressing hash set of fingerprints (linear probing). It

@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -108,7 +107,6 @@ type stepper struct {
 	next  gstate // the successor being built; its slices are scratch buffers
 	procs []proc
 	fl    []inflight
-	enc   []byte // encode's buffer
 	rec   []byte // a machine's key (machineKey)
 	menc  []byte // a message's encoding
 
@@ -415,32 +413,32 @@ func (w *stepper) checkReported(node cs.ID, now cs.State) {
 	}
 }
 
-// encode writes the canonical encoding of s into w.enc: per process its
-// machine's id (crashedID once crashed), its budget and suspicions; the
-// messages in transit with their links; the crash budget left. Ids stand
-// for contents one to one (intern.go), and every part has a fixed or
-// prefixed length, so distinct states encode differently.
-func (w *stepper) encode(s *gstate) []byte {
-	b := w.enc[:0]
+// fingerprintOf returns the fingerprint of s: hash128 of its canonical
+// encoding, a sequence of 64-bit words (little-endian), fed to the hash
+// word by word without building it. Per process: its machine's id
+// (crashedID once crashed) with its budget, then, with a detector, its
+// suspicions; the number of messages in transit, then each with its link;
+// the crash budget left. Ids stand for contents one to one (intern.go) and
+// the only variable-length part is prefixed by its length, so distinct
+// states encode differently.
+func fingerprintOf(s *gstate) fingerprint {
+	h := newHasher()
 	for i, p := range s.procs {
 		id := p.m
 		if s.isCrashed(cs.ID(i + 1)) {
 			id = crashedID
 		}
-		b = binary.LittleEndian.AppendUint32(b, id)
-		b = append(b, byte(p.budget))
+		h.add(uint64(id) | uint64(uint8(p.budget))<<32)
 		if s.suspect != nil {
-			b = binary.AppendUvarint(b, s.suspect[i])
+			h.add(s.suspect[i])
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.flight)))
+	h.add(uint64(len(s.flight)))
 	for _, e := range s.flight {
-		b = append(b, byte(e.link), byte(e.link>>8))
-		b = binary.LittleEndian.AppendUint32(b, e.m)
+		h.add(uint64(e.link)<<32 | uint64(e.m))
 	}
-	b = append(b, byte(s.crashesLeft))
-	w.enc = b
-	return b
+	h.add(uint64(uint8(s.crashesLeft)))
+	return h.sum()
 }
 
 // materialize returns a heap copy of w.next that owns its slices. The
