@@ -68,6 +68,7 @@ type worker struct {
 	e    *explorer
 	st   *stepper
 	acts []Action
+	pk   *packer // unpacks the frontier's states
 	// recent is a small direct-mapped cache of the successors' fingerprints
 	// this worker computed; see expandChunk.
 	recent []fingerprint
@@ -78,8 +79,8 @@ type candidate struct {
 	fp   fingerprint
 	from int // index of the parent in the frontier
 	act  uint32
-	s    *gstate
-	won  bool // phase 2: the first candidate with this fingerprint
+	off  uint32 // where it starts in its chunkOut's words
+	won  bool   // phase 2: the first candidate with this fingerprint
 }
 
 // finding is a violation or an undecided budget stop in phase 1.
@@ -98,6 +99,7 @@ const recentSize = 1 << 14
 
 type chunkOut struct {
 	cands       []candidate
+	words       []uint64 // the candidates, packed
 	viol        *finding
 	undecided   *finding
 	transitions int64
@@ -127,7 +129,7 @@ func newExplorer(cfg Config) *explorer {
 	e.root = x.initial(cfg)
 	nw := max(cfg.Workers, 1)
 	for range nw {
-		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), recent: make([]fingerprint, recentSize)})
+		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), pk: newPacker(x), recent: make([]fingerprint, recentSize)})
 	}
 	return e
 }
@@ -144,12 +146,12 @@ func (e *explorer) run() Result {
 		res.Violation = &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
 		return res
 	}
-	frontier := []*gstate{e.root}
-	base := 0 // id of frontier[0]
+	front := &frontier{arenas: [][]uint64{e.workers[0].pk.appendPacked(nil, e.root)}, refs: []stateRef{{}}}
+	base := 0 // id of the frontier's first state
 	var undecided *finding
-	for depth := 0; len(frontier) > 0; depth++ {
+	for depth := 0; front.len() > 0; depth++ {
 		res.Depth = depth
-		outs, limit := e.expand(frontier)
+		outs, limit := e.expand(front)
 		var viol *finding
 		for _, o := range outs {
 			res.Transitions += o.transitions
@@ -182,16 +184,18 @@ func (e *explorer) run() Result {
 		if !e.direct {
 			e.claim(outs)
 		}
-		next := make([]*gstate, 0, len(frontier))
+		next := &frontier{refs: make([]stateRef, 0, front.len())}
 		nextBase := len(e.parent)
 		for _, o := range outs {
+			arena := uint32(len(next.arenas))
+			next.arenas = append(next.arenas, o.words)
 			for _, c := range o.cands {
 				if !e.direct && !c.won {
 					continue
 				}
 				e.parent = append(e.parent, uint32(base+c.from))
 				e.act = append(e.act, c.act)
-				next = append(next, c.s)
+				next.refs = append(next.refs, stateRef{arena: arena, off: c.off})
 				res.States++
 				if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
 					res.Depth = depth + 1
@@ -200,7 +204,7 @@ func (e *explorer) run() Result {
 				}
 			}
 		}
-		frontier, base = next, nextBase
+		front, base = next, nextBase
 		if e.cfg.Progress != nil {
 			e.cfg.Progress(Progress{States: res.States, Transitions: res.Transitions, Depth: depth + 1, Seconds: time.Since(e.start).Seconds()})
 		}
@@ -246,8 +250,8 @@ const (
 
 // expand runs phase 1 on frontier. It returns one output per chunk and
 // which limit struck, if any.
-func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
-	nchunks := (len(frontier) + chunkSize - 1) / chunkSize
+func (e *explorer) expand(front *frontier) ([]chunkOut, int32) {
+	nchunks := (front.len() + chunkSize - 1) / chunkSize
 	outs := make([]chunkOut, nchunks)
 	var nextChunk atomic.Int64
 	var stopAt atomic.Int64 // chunks after a violation are not needed
@@ -267,8 +271,8 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
 				limit.Store(limitMemory)
 				return
 			}
-			lo, hi := c*chunkSize, min((c+1)*chunkSize, len(frontier))
-			w.expandChunk(frontier, lo, hi, &outs[c])
+			lo, hi := c*chunkSize, min((c+1)*chunkSize, front.len())
+			w.expandChunk(front, lo, hi, &outs[c])
 			if outs[c].viol != nil {
 				for {
 					cur := stopAt.Load()
@@ -292,12 +296,12 @@ func (e *explorer) expand(frontier []*gstate) ([]chunkOut, int32) {
 	return outs, limit.Load()
 }
 
-// expandChunk expands frontier[lo:hi] into out.
-func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
+// expandChunk expands the frontier's states lo..hi-1 into out.
+func (w *worker) expandChunk(front *frontier, lo, hi int, out *chunkOut) {
 	e := w.e
 	st := w.st
 	for idx := lo; idx < hi; idx++ {
-		s := frontier[idx]
+		s := w.pk.unpack(front.at(idx))
 		w.acts = st.actions(s, w.acts[:0])
 		if len(w.acts) == 0 {
 			if s.pendingMask() == 0 {
@@ -339,7 +343,8 @@ func (w *worker) expandChunk(frontier []*gstate, lo, hi int, out *chunkOut) {
 			if e.direct && !e.visited.insert(fp) {
 				continue
 			}
-			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), s: st.materialize()})
+			out.cands = append(out.cands, candidate{fp: fp, from: idx, act: actCode(a), off: uint32(len(out.words))})
+			out.words = w.pk.appendPacked(out.words, &st.next)
 		}
 	}
 }
