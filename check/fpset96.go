@@ -29,11 +29,16 @@ type fpSet96 struct {
 // fp96Bytes is the size of a slot.
 const fp96Bytes = 12
 
-// newFPSet96 returns a set sized for capacity fingerprints at load 3/4.
+// newFPSet96 returns a set sized for capacity fingerprints at load 3/4, or
+// the largest table within maxBytes if that is smaller (it then fills up to
+// load 15/16 and reports full, rather than allocating more than allowed).
 func newFPSet96(capacity int, maxBytes uint64) *fpSet96 {
 	size := 1 << 16
 	for size/4*3 < capacity {
 		size *= 2
+	}
+	for maxBytes != 0 && size > 1<<16 && uint64(size)*fp96Bytes > maxBytes {
+		size /= 2
 	}
 	return &fpSet96{slots: make([]fp96, size), maxBytes: maxBytes}
 }

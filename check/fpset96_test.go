@@ -40,4 +40,9 @@ func TestFPSet96(t *testing.T) {
 	if s := newFPSet96(1_000_000, 0); len(s.slots) < 1_000_000*4/3 {
 		t.Fatalf("%d slots for 1e6 at load 3/4", len(s.slots))
 	}
+	// ... but never larger than the memory budget: 10^6 at load 3/4 needs
+	// 2^21 slots (24 MiB); with 16 MiB allowed it gets 2^20.
+	if s := newFPSet96(1_000_000, 16<<20); len(s.slots) != 1<<20 {
+		t.Fatalf("%d slots for 1e6 within 16 MiB, want %d", len(s.slots), 1<<20)
+	}
 }
