@@ -77,7 +77,15 @@ func (e *explorer) runDFS() Result {
 			res.Violation = e.dfsViolation(stack, noAction, &finding{act: actCode(a), prob: *p})
 			return res
 		}
-		added, full := visited.insert(fp96Of(fingerprintOf(&st.next)))
+		fp := fingerprintOf(&st.next)
+		// As in BFS (expandChunk), recent catches most duplicates in a
+		// fast cache: every fingerprint in it was inserted into visited.
+		slot := &w.recent[fp.b&(recentSize-1)]
+		if *slot == fp {
+			continue
+		}
+		*slot = fp
+		added, full := visited.insert(fp96Of(fp))
 		if full {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("the visited set is full after %d states (%d slots of 12 bytes at load 15/16): "+
 				"doubling it would pass the memory limit; raise --max-memory, or pass --expected-states to size it up front", res.States, len(visited.slots))
