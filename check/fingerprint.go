@@ -110,9 +110,8 @@ func (h *hasher) sum() fingerprint {
 	return finish(h1, h.h2, h.n)
 }
 
-// fpSet is an open-addressing hash set of fingerprints (linear probing). It
-// is not safe for concurrent writes; the explorer reads it from many
-// goroutines only between writes.
+// fpSet is an open-addressing hash set of fingerprints (linear probing),
+// for one goroutine at a time.
 type fpSet struct {
 	slots []fingerprint
 	count int
@@ -124,19 +123,6 @@ func newFPSet(capacity int) *fpSet {
 		size *= 2
 	}
 	return &fpSet{slots: make([]fingerprint, size)}
-}
-
-// has reports whether f is in the set.
-func (s *fpSet) has(f fingerprint) bool {
-	mask := uint64(len(s.slots) - 1)
-	for i := f.a & mask; ; i = (i + 1) & mask {
-		switch x := s.slots[i]; {
-		case x == f:
-			return true
-		case x.isZero():
-			return false
-		}
-	}
 }
 
 // insert adds f and reports whether it was new.
@@ -173,12 +159,6 @@ func (s *fpSet) grow() {
 	}
 }
 
-// reset empties the set, keeping its storage.
-func (s *fpSet) reset() {
-	clear(s.slots)
-	s.count = 0
-}
-
 // visitedShardBits is log2 of the number of shards of a shardedSet.
 const visitedShardBits = 6
 
@@ -199,9 +179,6 @@ func newShardedSet() *shardedSet {
 
 // shardOf returns the shard of f: its top bits (fpSet indexes by f.a).
 func shardOf(f fingerprint) int { return int(f.b >> (64 - visitedShardBits)) }
-
-// has reports whether f is in the set.
-func (v *shardedSet) has(f fingerprint) bool { return v.shards[shardOf(f)].has(f) }
 
 // insert adds f and reports whether it was new.
 func (v *shardedSet) insert(f fingerprint) bool { return v.shards[shardOf(f)].insert(f) }
