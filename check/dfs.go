@@ -17,7 +17,7 @@ type frame struct {
 // fixed order of actions, keeping only the fingerprints of visited states and
 // the states on the current path: memory is 12-32 bytes per state (96-bit
 // fingerprints at load 3/8 to 15/16, fpSet96) instead of the BFS frontier's
-// whole states. The verdicts are the same; a counterexample is the path DFS
+// packed states, plus the run's tables of distinct machines and messages. The verdicts are the same; a counterexample is the path DFS
 // found, not necessarily a shortest one; Depth is the longest path followed.
 // One goroutine; Workers is ignored.
 func (e *explorer) runDFS() Result {
