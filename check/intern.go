@@ -14,9 +14,9 @@ import (
 // one entry per distinct machine (its process and AppendState record) and
 // per distinct message encoding (AppendBinary). Equal contents get equal ids, and
 // distinct contents distinct ids, so a state's vector of ids is a
-// canonical encoding of the state (encode), several times shorter than the
-// records themselves, and a state has no pointer for the garbage collector
-// to follow. An entry's machine is never modified once interned: a call
+// canonical encoding of the state (fingerprintOf), several times shorter
+// than the records themselves, and packed states (pack.go) hold no pointer
+// for the garbage collector to follow. An entry's machine is never modified once interned: a call
 // works on a clone and interns the result.
 //
 // Ids are assigned in the order contents are first met, which with several
