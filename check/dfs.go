@@ -87,8 +87,7 @@ func (e *explorer) runDFS() Result {
 		*slot = fp
 		added, full := visited.insert(fp96Of(fp))
 		if full {
-			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("the visited set is full after %d states (%d slots of 12 bytes at load 15/16): "+
-				"doubling it would pass the memory limit; raise --max-memory, or pass --expected-states to size it up front", res.States, len(visited.slots))
+			res.Verdict, res.Reason = Incomplete, fullReason(res.States, len(visited.slots), e.cfg.ExpectedStates)
 			return res
 		}
 		if !added {
@@ -137,4 +136,15 @@ func (e *explorer) dfsViolation(stack []frame, last uint32, f *finding) *Violati
 		codes = append(codes, last)
 	}
 	return e.replayViolation(codes, f)
+}
+
+// fullReason is the Incomplete reason of a depth-first run whose visited
+// set is full.
+func fullReason(states int64, slots, expected int) string {
+	r := fmt.Sprintf("the visited set is full after %d states (%d slots of 12 bytes at load 15/16), and a table twice as large would pass the memory limit: "+
+		"the state space has more states than this; raise --max-memory if the machine has more memory, or lower the budget", states, slots)
+	if expected == 0 {
+		r += ", or pass --expected-states to size the table up front (no room needed for two tables while it doubles)"
+	}
+	return r
 }
