@@ -33,18 +33,17 @@ const chunkSize = 256
 
 // explorer is one run: level-synchronous BFS. Each level has two phases.
 // Phase 1 (parallel): workers take chunks of the frontier in increasing
-// order, expand every state, and keep the successors that are not in the
-// visited set (read-only in this phase). Phase 2: the kept successors are
-// inserted into the visited set, and the first of each fingerprint in
-// chunk order is the new state, so each new state gets the parent and id a
-// one-worker BFS would give it. Hence results do not depend on the number
+// order, expand every state, and keep, packed, the successors whose
+// fingerprint is not in their recent cache (see expandChunk). Phase 2: the
+// kept successors are inserted into the visited set, and the first of each
+// fingerprint in chunk order is the new state, so each new state gets the
+// parent and id a one-worker BFS would give it. Hence results do not depend on the number
 // of workers. The visited set is split into shards by fingerprint, and
 // phase 2 inserts into the shards in parallel (each worker owns some
 // shards and walks the candidates in chunk order), then numbers the
 // winners in one sequential pass. When one goroutine expands the whole
 // level (one worker, or one chunk), phase 1 inserts each successor into the
-// visited set directly, in the same order: one probe of the large set per
-// new state instead of two.
+// visited set directly, in the same order, and keeps only new states.
 type explorer struct {
 	cfg     Config
 	x       *model
