@@ -3,6 +3,7 @@ package check_test
 import (
 	"cmp"
 	"fmt"
+	"strings"
 	"testing"
 
 	"critsec/alg"
@@ -57,4 +58,26 @@ func TestIssue4Evidence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPaperMUTINDeadlockN4: the published MUTIN (gcs-paper) deadlocks on
+// majority(4) with Maekawa as mx, as the simulator found
+// (docs/global-lk-cs.md). Depth-first search reaches it after a few
+// thousand states: every process blocked in a request, P1 waiting to exit,
+// no message in transit; the path replays.
+func TestPaperMUTINDeadlockN4(t *testing.T) {
+	ms, _, lo, hi, err := alg.Build("gcs-paper", 4, 1, 2, "majority")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: 2, DepthFirst: true, MaxStates: 1_000_000}
+	res := mustRun(t, cfg)
+	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock || !strings.Contains(res.Violation.Detail, "global deadlock") {
+		t.Fatalf("%s after %d states: %+v", res.Verdict, res.States, res.Violation)
+	}
+	steps, v, err := check.Replay(cfg, check.Actions(res.Violation.Path))
+	if err != nil || v != nil || len(steps) != len(res.Violation.Path) {
+		t.Fatalf("replay: %d of %d steps, violation %v, error %v", len(steps), len(res.Violation.Path), v, err)
+	}
+	t.Logf("%d states, %d-step path: %s", res.States, len(res.Violation.Path), res.Violation.Detail)
 }
