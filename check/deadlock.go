@@ -71,7 +71,7 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 			return stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, globalDeadlock(cur)}}
 		}
 		for _, a := range acts {
-			a, ok := stillEnabled(cur, a)
+			a, ok := w.e.x.stillEnabled(cur, a)
 			if !ok {
 				continue
 			}
@@ -123,11 +123,10 @@ func refill(s *gstate) *gstate {
 
 // stillEnabled re-checks a (computed at the start of a fair round) in s and
 // returns it with the operation a Request now calls.
-func stillEnabled(s *gstate, a Action) (Action, bool) {
+func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 	switch a.Kind {
 	case Deliver:
-		n := len(s.procs)
-		l := uint16(int(a.From-1)*n + int(a.Node-1))
+		l := x.link(a.From, a.Node)
 		for _, e := range s.flight {
 			if e.link == l {
 				return a, true
@@ -139,10 +138,7 @@ func stillEnabled(s *gstate, a Action) (Action, bool) {
 		if s.isCrashed(a.Node) || p.pending != cs.None {
 			return a, false
 		}
-		a.Op = cs.Entry
-		if p.state == cs.InCS {
-			a.Op = cs.Exit
-		}
+		a.Op = p.nextOp()
 		return a, true
 	case Suspect:
 		return a, s.suspect[a.Node-1]&(1<<uint(a.Who)) == 0

@@ -27,9 +27,8 @@ func (e *explorer) runDFS() Result {
 	visited := newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
 	visited.insert(fp96Of(fingerprintOf(e.root)))
 	res.States = 1
-	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
-		res.Verdict = Violated
-		res.Violation = &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
+	if v := e.initialViolation(); v != nil {
+		res.Verdict, res.Violation = Violated, v
 		return res
 	}
 	var stack []frame
@@ -78,13 +77,10 @@ func (e *explorer) runDFS() Result {
 			return res
 		}
 		fp := fingerprintOf(&st.next)
-		// As in BFS (expandChunk), recent catches most duplicates in a
-		// fast cache: every fingerprint in it was inserted into visited.
-		slot := &w.recent[fp.b&(recentSize-1)]
-		if *slot == fp {
+		// Every fingerprint in the recent cache was inserted into visited.
+		if w.seenRecently(fp) {
 			continue
 		}
-		*slot = fp
 		added, full := visited.insert(fp96Of(fp))
 		if full {
 			res.Verdict, res.Reason = Incomplete, fullReason(res.States, len(visited.slots), e.cfg.ExpectedStates)

@@ -69,7 +69,7 @@ type worker struct {
 	acts []Action
 	pk   *packer // unpacks the frontier's states
 	// recent is a small direct-mapped cache of the successors' fingerprints
-	// this worker computed; see expandChunk.
+	// this worker computed; see seenRecently.
 	recent []fingerprint
 }
 
@@ -140,9 +140,8 @@ func (e *explorer) run() Result {
 	e.parent = append(e.parent, 0)
 	e.act = append(e.act, noAction)
 	res.States = 1
-	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
-		res.Verdict = Violated
-		res.Violation = &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
+	if v := e.initialViolation(); v != nil {
+		res.Verdict, res.Violation = Violated, v
 		return res
 	}
 	front := &frontier{arenas: [][]uint64{e.workers[0].pk.appendPacked(nil, e.root)}, refs: []stateRef{{}}}
@@ -326,19 +325,14 @@ func (w *worker) expandChunk(front *frontier, lo, hi int, out *chunkOut) {
 				return
 			}
 			fp := fingerprintOf(&st.next)
-			// Most duplicates were computed shortly before, by the same
-			// worker: they are in recent, which fits in a fast cache. A
-			// fingerprint found there was computed by this worker in an
-			// earlier level (so it is in the visited set) or earlier in
+			// A fingerprint seen recently was computed by this worker in
+			// an earlier level (so it is in the visited set) or earlier in
 			// this one, from a state before this one in frontier order
 			// (the worker takes chunks in increasing order): it is a
-			// duplicate, or a candidate that comes first in phase 2. The
-			// visited set is probed only after.
-			slot := &w.recent[fp.b&(recentSize-1)]
-			if *slot == fp {
+			// duplicate, or a candidate that comes first in phase 2.
+			if w.seenRecently(fp) {
 				continue
 			}
-			*slot = fp
 			if e.direct && !e.visited.insert(fp) {
 				continue
 			}
@@ -346,6 +340,28 @@ func (w *worker) expandChunk(front *frontier, lo, hi int, out *chunkOut) {
 			out.words = w.pk.appendPacked(out.words, &st.next)
 		}
 	}
+}
+
+// seenRecently reports whether fp is in the worker's recent cache, and
+// puts it there. Most duplicates were computed shortly before by the same
+// worker, so this small direct-mapped cache, which fits in a fast CPU
+// cache, catches them before the large visited set is probed.
+func (w *worker) seenRecently(fp fingerprint) bool {
+	slot := &w.recent[fp.b&(recentSize-1)]
+	if *slot == fp {
+		return true
+	}
+	*slot = fp
+	return false
+}
+
+// initialViolation returns the bounds violation of the initial state, or
+// nil.
+func (e *explorer) initialViolation() *Violation {
+	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
+		return &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
+	}
+	return nil
 }
 
 // actCode packs an action into 32 bits (the operation of a Request is
@@ -368,10 +384,7 @@ func decodeAct(code uint32, s *gstate) Action {
 	case Suspect, Trust:
 		a.Who = other
 	case Request:
-		a.Op = cs.Entry
-		if s.procs[a.Node-1].state == cs.InCS {
-			a.Op = cs.Exit
-		}
+		a.Op = s.procs[a.Node-1].nextOp()
 	}
 	return a
 }

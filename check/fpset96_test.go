@@ -1,6 +1,9 @@
 package check
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFPSet96(t *testing.T) {
 	x := func(i int) fp96 { return fp96Of(hash128([]byte{byte(i), byte(i >> 8), byte(i >> 16)})) }
@@ -44,5 +47,19 @@ func TestFPSet96(t *testing.T) {
 	// 2^21 slots (24 MiB); with 16 MiB allowed it gets 2^20.
 	if s := newFPSet96(1_000_000, 16<<20); len(s.slots) != 1<<20 {
 		t.Fatalf("%d slots for 1e6 within 16 MiB, want %d", len(s.slots), 1<<20)
+	}
+}
+
+// TestFullReason: a full depth-first table explains itself, and suggests
+// --expected-states only to a run that did not pass it.
+func TestFullReason(t *testing.T) {
+	for _, expected := range []int{0, 1000} {
+		r := fullReason(61440, 1<<16, expected)
+		if !strings.Contains(r, "full after 61440 states (65536 slots") || !strings.Contains(r, "--max-memory") {
+			t.Errorf("expected %d: %q", expected, r)
+		}
+		if suggests := strings.Contains(r, "--expected-states"); suggests != (expected == 0) {
+			t.Errorf("expected %d: suggests --expected-states: %v", expected, suggests)
+		}
 	}
 }

@@ -29,6 +29,15 @@ type proc struct {
 	budget  int8
 }
 
+// nextOp is the call an idle process makes next: Exit when InCS, else
+// Entry (the invocation convention).
+func (p proc) nextOp() cs.Op {
+	if p.state == cs.InCS {
+		return cs.Exit
+	}
+	return cs.Entry
+}
+
 // gstate is a global state. Its slices are never modified once the state
 // is in a frontier: a successor copies what it changes (copy on write).
 // Machines and messages are ids into the run's interner, so a state holds
@@ -103,12 +112,12 @@ type problem struct {
 // stepper executes actions on a scratch copy of a state. Each worker owns
 // one; it is also the cs.Env of the machine being called.
 type stepper struct {
-	x     *model
-	next  gstate // the successor being built; its slices are scratch buffers
-	procs []proc
-	fl    []inflight
-	rec   []byte // a machine's key (machineKey)
-	menc  []byte // a message's encoding
+	x      *model
+	next   gstate // the successor being built; its slices are scratch buffers
+	procs  []proc
+	fl     []inflight
+	mkey   []byte // a machine's key (machineKey)
+	msgEnc []byte // a message's encoding
 
 	// slabs for materialize
 	states  []gstate
@@ -118,7 +127,6 @@ type stepper struct {
 	// the call in progress
 	self     cs.ID
 	reported cs.State
-	changes  int
 	prob     *problem
 
 	// memo caches machine calls (nil: every call is made); calls is its
@@ -143,8 +151,8 @@ func newStepper(x *model) *stepper {
 
 // Send implements cs.Env.
 func (w *stepper) Send(to cs.ID, m cs.Message) {
-	w.menc = m.AppendBinary(w.menc[:0])
-	id := w.x.tab.internMsg(w.menc, m)
+	w.msgEnc = m.AppendBinary(w.msgEnc[:0])
+	id := w.x.tab.internMsg(w.msgEnc, m)
 	if w.logging {
 		w.calls = append(w.calls, envCall{send: true, to: to, m: id})
 	}
@@ -199,7 +207,6 @@ func (w *stepper) Changed(s cs.State) {
 		return
 	}
 	w.reported = s
-	w.changes++
 	if s == cs.InCS {
 		w.next.inCS++
 	} else {
@@ -246,11 +253,7 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 		if p.budget == 0 || s.isCrashed(id) || p.pending != cs.None {
 			continue
 		}
-		op := cs.Entry
-		if p.state == cs.InCS {
-			op = cs.Exit
-		}
-		dst = append(dst, Action{Kind: Request, Node: id, Op: op})
+		dst = append(dst, Action{Kind: Request, Node: id, Op: p.nextOp()})
 	}
 	if x.detector != nil {
 		dst = x.detector.Outputs(View{s: s, x: x}, dst)
@@ -276,7 +279,6 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 	w.next.flight = append(w.fl[:0], s.flight...)
 	w.prob = nil
 	w.self = a.Node
-	w.changes = 0
 	i := int(a.Node) - 1
 	msg := noMsg
 	switch a.Kind {
@@ -393,8 +395,8 @@ func (w *stepper) call(i int, a Action, msg uint32) {
 	}
 	w.logging = false
 	w.checkReported(a.Node, m.State())
-	w.rec = machineKey(w.rec[:0], m)
-	p.m = w.x.tab.internMachine(w.rec, m)
+	w.mkey = machineKey(w.mkey[:0], m)
+	p.m = w.x.tab.internMachine(w.mkey, m)
 	e := w.x.tab.machine(p.m)
 	p.state, p.pending = e.state, e.pending
 	if w.memo != nil && err == nil {
@@ -413,9 +415,9 @@ func (w *stepper) checkReported(node cs.ID, now cs.State) {
 	}
 }
 
-// fingerprintOf returns the fingerprint of s: hash128 of its canonical
-// encoding, a sequence of 64-bit words (little-endian), fed to the hash
-// word by word without building it. Per process: its machine's id
+// fingerprintOf returns the fingerprint of s: MurmurHash3 (hasher) of its
+// canonical encoding, a sequence of 64-bit words (little-endian), fed to
+// the hash word by word without building it. Per process: its machine's id
 // (crashedID once crashed) with its budget, then, with a detector, its
 // suspicions; the number of messages in transit, then each with its link;
 // the crash budget left. Ids stand for contents one to one (intern.go) and

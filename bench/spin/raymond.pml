@@ -1,13 +1,17 @@
 /*
  * Raymond's k-mutual exclusion algorithm (K. Raymond, "A distributed
- * algorithm for multiple entries to a critical section", IPL 30(4), 1989),
- * the model critsec's alg/raymond implements, for SPIN: N processes, K
- * allowed in the CS, BUDGET Entry/Exit calls per process (2 = one
- * entry/exit cycle), FIFO links (one channel per ordered pair), every call
- * and every message handler atomic. The reference run of issue 3; bench/spin/run
- * compares it with critsec check on the same configuration. The assertion
- * is the upper bound #InCS <= K; processes end in a valid end state only
- * when no message is left.
+ * algorithm for multiple entries to a critical section", IPL 30(4), 1989)
+ * as restated by Bouillaguet, Arantes and Sens (2007), Algorithm 1, lines
+ * 1-32 (no failure detector): the model critsec's alg/raymond implements,
+ * with the paper's names (last, perm_count, reply_count, defer_count; H is
+ * the highest timestamp seen). For SPIN: N processes, K allowed in the CS,
+ * BUDGET Entry/Exit calls per process (2 = one entry/exit cycle), FIFO links
+ * (one channel per ordered pair), every call and every message handler
+ * atomic. The reference run of issue 3; bench/spin/run compares it with
+ * critsec check on the same configurations. The assertion is the upper
+ * bound #InCS <= K. Every process's loop is a valid end state, so SPIN
+ * reports no deadlocks here: what is compared is the safety check and the
+ * state space.
  */
 #ifndef N
 #define N 4
@@ -25,6 +29,11 @@
  * SEND asserts that the channel has room, since a send to a full channel
  * would block and split the atomic step. */
 #define CAP BUDGET
+
+/* A process's state (alg/raymond: notRequesting, requesting, inCS). */
+#define NOT_REQUESTING 0
+#define REQUESTING 1
+#define IN_CS 2
 #define SEND(to, msg, val) assert(len(q[i * N + to]) < CAP); q[i * N + to]!msg, val
 
 mtype = { REQUEST, REPLY };
@@ -35,8 +44,8 @@ byte incs = 0;
 /* tryEnter: enough permissions (N - K) collected: enter. */
 inline tryEnter() {
 	if
-	:: state == 1 && perm >= N - K ->
-		state = 2;
+	:: state == REQUESTING && perm_count >= N - K ->
+		state = IN_CS;
 		incs++;
 		assert(incs <= K)
 	:: else -> skip
@@ -52,17 +61,17 @@ inline handle() {
 		:: else -> skip
 		fi;
 		if
-		:: state == 2 || (state == 1 && (last < v || (last == v && i < j))) ->
-			defer[j]++
+		:: state == IN_CS || (state == REQUESTING && (last < v || (last == v && i < j))) ->
+			defer_count[j]++
 		:: else ->
 			SEND(j, REPLY, 1)
 		fi
 	:: m == REPLY ->
-		assert(v >= 1 && v <= reply[j]);
-		reply[j] = reply[j] - v;
+		assert(v >= 1 && v <= reply_count[j]);
+		reply_count[j] = reply_count[j] - v;
 		if
-		:: state == 1 && reply[j] == 0 ->
-			perm++;
+		:: state == REQUESTING && reply_count[j] == 0 ->
+			perm_count++;
 			tryEnter()
 		:: else -> skip
 		fi
@@ -73,23 +82,23 @@ inline handle() {
 	q[J * N + i]?m, v; j = J; handle(); m = 0; v = 0; j = 0 }
 
 proctype Node(byte i) {
-	byte state = 0; /* 0: not requesting, 1: requesting, 2: in the CS */
-	byte H = 0, last = 0, perm = 0, budget = BUDGET;
-	byte reply[N], defer[N];
+	byte state = NOT_REQUESTING;
+	byte H = 0, last = 0, perm_count = 0, budget = BUDGET;
+	byte reply_count[N], defer_count[N];
 	byte j = 0, v = 0;
 	mtype m = 0;
 end:
 	do
-	:: atomic { state == 0 && budget > 0 -> /* Entry */
+	:: atomic { state == NOT_REQUESTING && budget > 0 -> /* Entry */
 		budget--;
-		state = 1;
+		state = REQUESTING;
 		last = H + 1;
-		perm = 0;
+		perm_count = 0;
 		j = 0;
 		do
 		:: j < N ->
 			if
-			:: j != i -> SEND(j, REQUEST, last); reply[j]++
+			:: j != i -> SEND(j, REQUEST, last); reply_count[j]++
 			:: else -> skip
 			fi;
 			j++
@@ -98,15 +107,15 @@ end:
 		j = 0;
 		tryEnter()
 	}
-	:: atomic { state == 2 && budget > 0 -> /* Exit */
+	:: atomic { state == IN_CS && budget > 0 -> /* Exit */
 		budget--;
-		state = 0;
+		state = NOT_REQUESTING;
 		incs--;
 		j = 0;
 		do
 		:: j < N ->
 			if
-			:: defer[j] != 0 -> SEND(j, REPLY, defer[j]); defer[j] = 0
+			:: defer_count[j] != 0 -> SEND(j, REPLY, defer_count[j]); defer_count[j] = 0
 			:: else -> skip
 			fi;
 			j++
