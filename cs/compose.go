@@ -14,6 +14,21 @@ type Tagged struct {
 // Kind is the child's kind prefixed by the tag, e.g. "lmin.mx.REQUEST".
 func (t Tagged) Kind() string { return t.Tag + "." + t.Msg.Kind() }
 
+// AppendKind appends m.Kind() to b without building the string of a
+// composed kind: for Tagged envelopes, each tag and a '.', then the inner
+// message's kind. It is the first half of a message's identity (see
+// Message).
+func AppendKind(b []byte, m Message) []byte {
+	for {
+		t, ok := m.(Tagged)
+		if !ok {
+			return append(b, m.Kind()...)
+		}
+		b = append(append(b, t.Tag...), '.')
+		m = t.Msg
+	}
+}
+
 // Words is the size of the inner message: the tag refines the message type
 // field, which the inner size already counts.
 func (t Tagged) Words() int { return t.Msg.Words() }

@@ -85,6 +85,21 @@ func (o Op) Flip() Op {
 // Message is one protocol message. Messages are plain data: exported fields,
 // no pointers into machine state, so any codec can carry them and every
 // runtime can count them.
+//
+// Identity. Within one algorithm (a machine and the children it composes),
+// a message is identified by its kind and its encoding together:
+//
+//   - Kind names one Go type: two messages an algorithm can send with the
+//     same Kind have the same dynamic type (composed kinds such as
+//     "lmin.mx.REQUEST" carry the path of tags, so children may reuse
+//     names);
+//   - AppendBinary is injective within a kind: equal messages of a kind
+//     encode to equal bytes and different ones to different bytes.
+//
+// Different kinds may share bytes (raymond.Request and maekawa.Request both
+// encode as 'Q' and a number), so runtimes key messages by AppendKind and
+// AppendBinary together, never by the bytes alone: that is what the model
+// checker interns, and what a decoder reads back.
 type Message interface {
 	// Kind is the message type name from the paper (REQUEST, Query, ...).
 	Kind() string

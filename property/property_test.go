@@ -1,0 +1,115 @@
+package property
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"critsec/cs"
+)
+
+type set []bool
+
+func (s set) InCS(id cs.ID) bool { return s[id] }
+
+// ring returns the neighbour lists of a ring of n processes.
+func ring(n int) [][]cs.ID {
+	ns := make([][]cs.ID, n)
+	for i := range ns {
+		ns[i] = []cs.ID{cs.ID((i+n-1)%n + 1), cs.ID((i+1)%n + 1)}
+	}
+	return ns
+}
+
+func uniform(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// TestTrackerAgainstCheck compares the incremental Tracker with a full
+// re-count (Check) after every random change, for a global and a local
+// property.
+func TestTrackerAgainstCheck(t *testing.T) {
+	const n = 9
+	g, err := Global(n, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Local(ring(n), uniform(n, 1), uniform(n, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Property{g, l} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		v := make(set, n+1)
+		tr, f := NewTracker(p, v)
+		if (f == nil) != (p.Check(v) == nil) {
+			t.Fatalf("%v: initial: tracker %v, check %v", p, f, p.Check(v))
+		}
+		for range 5000 {
+			id := cs.ID(rng.IntN(n) + 1)
+			v[id] = !v[id]
+			got := tr.Set(id, v[id])
+			want := p.CheckAround(id, v)
+			if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+				t.Fatalf("%v: after P%d: tracker %v, check %v", p, id, got, want)
+			}
+			for bi := range p.Bounds() {
+				c := 0
+				for _, m := range p.Bounds()[bi].Members {
+					if v[m] {
+						c++
+					}
+				}
+				if tr.Count(bi) != c {
+					t.Fatalf("%v: bound %d: tracker counts %d, want %d", p, bi, tr.Count(bi), c)
+				}
+			}
+		}
+	}
+}
+
+func TestFailureNamesTheBound(t *testing.T) {
+	l, err := Local(ring(4), uniform(4, 0), uniform(4, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := set{false, true, true, false, false}
+	f := l.CheckAround(2, v)
+	if f == nil || f.Error() != "N[1]={P1,P2,P4}: 2 InCS, outside the bounds 0..1" {
+		t.Fatalf("got %v", f)
+	}
+	g, _ := Global(4, 0, 1)
+	if f := g.Check(v); f == nil || f.Error() != "2 processes InCS, outside the bounds 0..1" {
+		t.Fatalf("got %v", f)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		neighbors [][]cs.ID
+		l, k      []int
+		want      string
+	}{
+		{[][]cs.ID{{2}, {1, 1}}, []int{0, 0}, []int{1, 1}, "P2 lists neighbour P1 twice"},
+		{[][]cs.ID{{1}, {1}}, []int{0, 0}, []int{1, 1}, "P1 lists itself"},
+		{[][]cs.ID{{3}, {1}}, []int{0, 0}, []int{1, 1}, "ids run from 1 to n = 2"},
+		{[][]cs.ID{{2}, {1}}, []int{0, 0}, []int{1, 3}, "need 0 <= lo <= hi <= 2"},
+		{[][]cs.ID{{2}, {1}}, []int{0}, []int{1, 1}, "need one of each"},
+		{nil, nil, nil, "no processes"},
+	} {
+		_, err := Local(c.neighbors, c.l, c.k)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Local(%v, %v, %v) = %v, want an error containing %q", c.neighbors, c.l, c.k, err, c.want)
+		}
+	}
+	if _, err := Global(0, 0, 0); err == nil {
+		t.Error("Global(0, 0, 0) accepted")
+	}
+	if _, err := Global(3, 2, 1); err == nil {
+		t.Error("Global(3, 2, 1) accepted")
+	}
+}
