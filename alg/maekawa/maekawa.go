@@ -118,15 +118,17 @@ import (
 // published variant is registered as Name + "-paper".
 const Name = "maekawa"
 
-// Variant selects the published algorithm or the corrected one.
+// Variant selects the published algorithm or the corrected one. The zero
+// value is the corrected one, so a caller who does not choose gets the
+// variant that cannot deadlock.
 type Variant uint8
 
 const (
-	// Paper is steps 1-7 of the package doc as published; it can deadlock.
-	Paper Variant = iota
 	// Fixed also sends FAILED to a request displaced from the head of an
 	// arbiter's queue (package doc).
-	Fixed
+	Fixed Variant = iota
+	// Paper is steps 1-7 of the package doc as published; it can deadlock.
+	Paper
 )
 
 // String returns "paper" or "fixed".

@@ -40,16 +40,18 @@ import (
 // Name is the algorithm's name in the CLI, the registry and traces.
 const Name = "mutin"
 
-// Variant selects the published algorithm or the corrected one.
+// Variant selects the published algorithm or the corrected one. The zero
+// value is the corrected one, so a caller who does not choose gets the
+// variant that cannot deadlock.
 type Variant uint8
 
 const (
-	// Paper is Algorithms 1-2 exactly as published: a process sends at most
-	// one Response2 per Query (responseAgainTo_i := nil after sending it).
-	Paper Variant = iota
 	// Fixed forwards every Release that arrives while a Query is
 	// outstanding: responseAgainTo_i is cleared only by Acquire.
-	Fixed
+	Fixed Variant = iota
+	// Paper is Algorithms 1-2 exactly as published: a process sends at most
+	// one Response2 per Query (responseAgainTo_i := nil after sending it).
+	Paper
 )
 
 // String returns "paper" or "fixed".
