@@ -1,7 +1,9 @@
 // Package alg is the registry of critsec's algorithms: each entry names an
-// algorithm, says which bounds on #InCS it guarantees, and builds the
-// machines of all n processes from cs.Params. The runtimes (sim, check, node)
-// and the CLI find algorithms here and nowhere else.
+// algorithm, says which safety property it guarantees, declares its own
+// options, and builds the machines of all n processes from cs.Params.
+// Resolve is the one path from a user's problem (flags or a problem file,
+// Spec) to a validated Problem. The runtimes (sim, check, node) and the CLI
+// find algorithms here and nowhere else.
 package alg
 
 import (
@@ -10,8 +12,8 @@ import (
 	"strings"
 
 	"critsec/alg/raymond"
-	"critsec/coterie"
 	"critsec/cs"
+	"critsec/property"
 )
 
 // Algorithm describes one algorithm of the CS family.
@@ -30,21 +32,30 @@ type Algorithm struct {
 	// n processes (1 for mutual exclusion, n for mutual inclusion), which
 	// Params.K must equal; nil means K is the user's choice.
 	FixedK func(n int) int
-	// Bounds returns the bounds lo <= #InCS <= hi the algorithm guarantees
-	// for p: the safety property every runtime checks after every event.
-	Bounds func(p cs.Params) (lo, hi int)
+	// Property returns the safety property the algorithm guarantees for p,
+	// which every runtime checks after every event.
+	Property func(p cs.Params) (*property.Property, error)
 	// DefaultInitial returns the processes InCS in the documented default
 	// initial configuration for p (a safe one).
 	DefaultInitial func(p cs.Params) []cs.ID
+	// Options declares the algorithm's own options; p.Options holds each
+	// of them, validated, when New is called.
+	Options []Option
 	// New validates p and returns the machines of processes 1..n in order.
 	New func(p cs.Params) ([]cs.Machine, error)
+}
+
+// globalBounds is the Property of the algorithms of the global family:
+// p.L <= #InCS <= p.K over all processes.
+func globalBounds(p cs.Params) (*property.Property, error) {
+	return property.Global(p.N, p.L, p.K)
 }
 
 var registry = []Algorithm{
 	{
 		Name:           raymond.Name,
 		Summary:        "k-mutual exclusion, permission based, 2(n-1) messages (Raymond 1989; FT k-mutex paper, section 3)",
-		Bounds:         func(p cs.Params) (int, int) { return 0, p.K },
+		Property:       globalBounds,
 		DefaultInitial: func(cs.Params) []cs.ID { return nil },
 		New:            raymond.New,
 	},
@@ -76,37 +87,4 @@ func All() []Algorithm {
 	all := slices.Clone(registry)
 	slices.SortFunc(all, func(a, b Algorithm) int { return strings.Compare(a.Name, b.Name) })
 	return all
-}
-
-// Build returns the machines of the algorithm called name for n processes,
-// in its default initial configuration, and the bounds lo..hi it
-// guarantees. l is ignored by algorithms without a lower bound (UsesL) and
-// k by those with a fixed upper bound (FixedK); cot names a built-in
-// coterie (majority or grid, package coterie) for the quorum-based ones.
-func Build(name string, n, l, k int, cot string) (ms []cs.Machine, p cs.Params, lo, hi int, err error) {
-	a, err := Lookup(name)
-	if err != nil {
-		return nil, p, 0, 0, err
-	}
-	p = cs.Params{N: n, L: l, K: k}
-	if !a.UsesL {
-		p.L = 0
-	}
-	if a.FixedK != nil {
-		p.K = a.FixedK(n)
-	}
-	if err := p.CheckSize(); err != nil {
-		return nil, p, 0, 0, fmt.Errorf("%s: %w", name, err)
-	}
-	if a.Quorums {
-		if p.Quorums, _, err = coterie.ByName(cot, n); err != nil {
-			return nil, p, 0, 0, fmt.Errorf("%s: coterie %s: %w", name, cot, err)
-		}
-	}
-	p.Initial = a.DefaultInitial(p)
-	lo, hi = a.Bounds(p)
-	if ms, err = a.New(p); err != nil {
-		return nil, p, 0, 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return ms, p, lo, hi, nil
 }

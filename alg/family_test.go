@@ -21,14 +21,24 @@ func (c familyCase) String() string {
 }
 
 // build returns the machines of c with the default initial configuration
-// and the bounds they guarantee.
-func (c familyCase) build(t *testing.T) ([]cs.Machine, int, int) {
+// and the problem they solve.
+func (c familyCase) build(t *testing.T) ([]cs.Machine, *Problem) {
 	t.Helper()
-	ms, _, lo, hi, err := Build(c.alg, c.n, c.l, c.k, c.coterie)
+	a, err := Lookup(c.alg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ms, lo, hi
+	spec := a.SpecFor(c.n, c.l, c.k)
+	spec.Coterie = c.coterie
+	pr, err := Resolve(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := pr.Machines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms, pr
 }
 
 // familyCases returns MUTIN(l), k-mutex and (l,k)-GCS for each n on both
@@ -64,7 +74,8 @@ func TestFamilyWithMaekawa(t *testing.T) {
 	}
 	for _, c := range familyCases(ns) {
 		for seed := uint64(1); seed <= seeds; seed++ {
-			ms, lo, hi := c.build(t)
+			ms, pr := c.build(t)
+			lo, hi := pr.Property.GlobalBounds()
 			if err := cstest.New(ms, lo, hi, seed).Run(40 * c.n); err != nil {
 				t.Errorf("%v random schedule seed %d: %v", c, seed, err)
 			}
@@ -72,9 +83,9 @@ func TestFamilyWithMaekawa(t *testing.T) {
 	}
 	for _, c := range familyCases(simNs) {
 		for seed := uint64(1); seed <= seeds; seed++ {
-			ms, lo, hi := c.build(t)
+			ms, pr := c.build(t)
 			res, err := sim.Run(sim.Config{
-				Machines: ms, Lo: lo, Hi: hi, Lambda: 1, E: 1,
+				Machines: ms, Property: pr.Property, Lambda: 1, E: 1,
 				Tt: 1, TransitDist: sim.Exp, Entries: int64(20 * c.n), Drain: true, Seed: seed,
 			})
 			if err != nil {

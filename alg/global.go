@@ -16,11 +16,11 @@ func init() {
 			name, note, build = maekawa.Name+"-paper", " as published (may deadlock)", maekawa.NewPaper
 		}
 		registry = append(registry, Algorithm{
-			Name:    name,
-			Summary: "mutual exclusion on a coterie" + note + ", 3(|Q|-1) to 5(|Q|-1) messages per entry (Maekawa 1985)",
-			Quorums: true,
-			FixedK:  func(int) int { return 1 },
-			Bounds:  func(cs.Params) (int, int) { return 0, 1 },
+			Name:     name,
+			Summary:  "mutual exclusion on a coterie" + note + ", 3(|Q|-1) to 5(|Q|-1) messages per entry (Maekawa 1985)",
+			Quorums:  true,
+			FixedK:   func(int) int { return 1 },
+			Property: globalBounds,
 			// No process InCS, as usual for mutual exclusion.
 			DefaultInitial: func(cs.Params) []cs.ID { return nil },
 			New:            build,

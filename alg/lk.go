@@ -1,10 +1,13 @@
 package alg
 
 import (
+	"fmt"
+
 	"critsec/alg/gcs"
 	"critsec/alg/kmutex"
 	"critsec/alg/maekawa"
 	"critsec/alg/mutin"
+	"critsec/alg/raymond"
 	"critsec/cs"
 )
 
@@ -14,50 +17,102 @@ import (
 // every Release to an outstanding Query; the "-paper" names run Algorithms
 // 1-2 as published, which can deadlock (docs/global-lk-cs.md).
 //
-// mx, the mutual-exclusion object inside each MUTIN, is Maekawa's algorithm
-// on the same coterie, as in the paper (section 3.4, Lemma 8), in its
-// corrected variant (maekawa.Fixed) for the "-paper" names too: they isolate
-// the published MUTIN's own gap, not Maekawa's (docs/maekawa.md).
+// mx, the mutual-exclusion object inside each MUTIN, is by default
+// Maekawa's algorithm on the same coterie, as in the paper (section 3.4,
+// Lemma 8), in its corrected variant (maekawa.Fixed) for the "-paper" names
+// too: they isolate the published MUTIN's own gap, not Maekawa's
+// (docs/maekawa.md). The option mx=ra puts Ricart-Agrawala there instead
+// (Raymond's algorithm with k = 1: 2(n-1) messages, no coterie), and gcs's
+// option kmex=raymond replaces Co(MUTIN(n-k)) by Raymond's k-mutex.
 func init() {
 	for _, v := range []mutin.Variant{mutin.Fixed, mutin.Paper} {
-		o := mutin.Options{Mx: maekawa.New, Variant: v}
 		suffix, note := "", ""
 		if v == mutin.Paper {
 			suffix, note = "-paper", " as published (may deadlock)"
 		}
 		registry = append(registry,
 			Algorithm{
-				Name:    mutin.Name + suffix,
-				Summary: "l-mutual inclusion MUTIN(l)" + note + ", at least l InCS, O(|Q|) messages (Kamei-Kakugawa 2019, Algorithms 1-2)",
-				Quorums: true,
-				UsesL:   true,
-				FixedK:  func(n int) int { return n },
-				Bounds:  func(p cs.Params) (int, int) { return p.L, p.N },
+				Name:     mutin.Name + suffix,
+				Summary:  "l-mutual inclusion MUTIN(l)" + note + ", at least l InCS, O(|Q|) messages (Kamei-Kakugawa 2019, Algorithms 1-2)",
+				Quorums:  true,
+				UsesL:    true,
+				FixedK:   func(n int) int { return n },
+				Property: globalBounds,
 				// Processes 1..l InCS: the fewest MUTIN(l) allows.
 				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
-				New:            func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, o) },
+				Options:        []Option{mxOption},
+				New:            func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
 			},
 			Algorithm{
-				Name:    kmutex.Name + suffix,
-				Summary: "k-mutual exclusion as Co(MUTIN(n-k))" + note + " (Kamei-Kakugawa 2019, Theorem 1)",
-				Quorums: true,
-				Bounds:  func(p cs.Params) (int, int) { return 0, p.K },
+				Name:     kmutex.Name + suffix,
+				Summary:  "k-mutual exclusion as Co(MUTIN(n-k))" + note + " (Kamei-Kakugawa 2019, Theorem 1)",
+				Quorums:  true,
+				Property: globalBounds,
 				// No process InCS, as usual for mutual exclusion.
 				DefaultInitial: func(cs.Params) []cs.ID { return nil },
-				New:            func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, o) },
+				Options:        []Option{mxOption},
+				New:            func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, mutinOptions(p, v)) },
 			},
 			Algorithm{
-				Name:    gcs.Name + suffix,
-				Summary: "global (l,k)-CS, at least l and at most k InCS" + note + " (Kamei-Kakugawa 2019, Algorithm 3)",
-				Quorums: true,
-				UsesL:   true,
-				Bounds:  func(p cs.Params) (int, int) { return p.L, p.K },
+				Name:     gcs.Name + suffix,
+				Summary:  "global (l,k)-CS, at least l and at most k InCS" + note + " (Kamei-Kakugawa 2019, Algorithm 3)",
+				Quorums:  true,
+				UsesL:    true,
+				Property: globalBounds,
 				// Processes 1..l InCS: the minimum, like l servers kept
 				// running; the first exits wait for an entry.
 				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
-				New:            func(p cs.Params) ([]cs.Machine, error) { return gcs.New(p, o) },
+				Options:        []Option{mxOption, kmexOption},
+				New:            func(p cs.Params) ([]cs.Machine, error) { return gcs.New(p, gcsOptions(v)) },
 			},
 		)
+	}
+}
+
+// mxOption chooses the mutual-exclusion object inside MUTIN.
+var mxOption = Option{
+	Name:    "mx",
+	Help:    "the mutual-exclusion object inside MUTIN (Kamei-Kakugawa 2019, section 3.4)",
+	Kind:    Choice,
+	Default: "maekawa",
+	Choices: []string{"maekawa", "ra"},
+}
+
+// kmexOption chooses the k-mutual exclusion object inside (l,k)-GCS.
+var kmexOption = Option{
+	Name:    "kmex",
+	Help:    "the k-mutual exclusion object inside (l,k)-GCS (Kamei-Kakugawa 2019, Algorithm 3)",
+	Kind:    Choice,
+	Default: "co-mutin",
+	Choices: []string{"co-mutin", "raymond"},
+}
+
+// mutinOptions builds MUTIN's options for variant v from p's mx option.
+func mutinOptions(p cs.Params, v mutin.Variant) mutin.Options {
+	o := mutin.Options{Mx: maekawa.New, Variant: v}
+	if p.Options.String(mxOption.Name) == "ra" {
+		o.Mx = func(q cs.Params) ([]cs.Machine, error) {
+			return raymond.New(cs.Params{N: q.N, K: 1})
+		}
+	}
+	return o
+}
+
+// gcsOptions builds the children of (l,k)-GCS for MUTIN variant v; each
+// child reads its options from the parameters it is built with.
+func gcsOptions(v mutin.Variant) gcs.Options {
+	return gcs.Options{
+		Lmin: func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
+		Kmex: func(p cs.Params) ([]cs.Machine, error) {
+			switch k := p.Options.String(kmexOption.Name); k {
+			case "raymond":
+				return raymond.New(cs.Params{N: p.N, K: p.K, Initial: p.Initial})
+			case "co-mutin":
+				return kmutex.New(p, mutinOptions(p, v))
+			default:
+				return nil, fmt.Errorf("kmex = %q: choose co-mutin or raymond", k)
+			}
+		},
 	}
 }
 

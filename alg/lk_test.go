@@ -7,39 +7,49 @@ import (
 	"critsec/internal/cstest"
 )
 
-// TestLKRegistered builds each algorithm of the global (l,k)-CS family from
-// its registry entry with its default initial configuration and runs it on
-// random schedules within its bounds.
+// TestLKRegistered builds each algorithm of the global (l,k)-CS family
+// through Resolve, with its default initial configuration and with each
+// choice of its options, and runs it on random schedules within its bounds.
 func TestLKRegistered(t *testing.T) {
 	n := 5
 	qs := make([][]cs.ID, n)
 	for i := range qs {
 		qs[i] = []cs.ID{cs.ID(i + 1), cs.ID((i+1)%n + 1), cs.ID((i+2)%n + 1)}
 	}
-	for _, name := range []string{"mutin", "kmutex", "gcs"} {
-		a, err := Lookup(name)
+	for _, c := range []struct {
+		name    string
+		options map[string]string
+	}{
+		{"mutin", nil},
+		{"mutin", map[string]string{"mx": "ra"}},
+		{"kmutex", nil},
+		{"kmutex", map[string]string{"mx": "ra"}},
+		{"gcs", nil},
+		{"gcs", map[string]string{"mx": "ra"}},
+		{"gcs", map[string]string{"kmex": "raymond"}},
+		{"gcs", map[string]string{"mx": "ra", "kmex": "raymond"}},
+	} {
+		a, err := Lookup(c.name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !a.Quorums {
-			t.Errorf("%s: Quorums is false", name)
+			t.Errorf("%s: Quorums is false", c.name)
 		}
-		p := cs.Params{N: n, L: 2, K: 4, Quorums: qs}
-		if name == "kmutex" {
-			p.L = 0
+		spec := a.SpecFor(n, 2, 4)
+		spec.Quorums, spec.Options = qs, c.options
+		pr, err := Resolve(spec)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.name, c.options, err)
 		}
-		p.Initial = a.DefaultInitial(p)
-		lo, hi := a.Bounds(p)
-		if err := p.CheckInitial(lo, hi); err != nil {
-			t.Fatalf("%s: default initial %v: %v", name, p.Initial, err)
-		}
+		lo, hi := pr.Property.GlobalBounds()
 		for seed := uint64(1); seed <= 5; seed++ {
-			ms, err := a.New(p)
+			ms, err := pr.Machines()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := cstest.New(ms, lo, hi, seed).Run(100); err != nil {
-				t.Errorf("%s seed %d: %v", name, seed, err)
+				t.Errorf("%s %v seed %d: %v", c.name, c.options, seed, err)
 			}
 		}
 	}

@@ -3,7 +3,8 @@
 // delivering a message in transit, letting an idle process call Entry or Exit
 // within a per-process budget, and, for the fault-tolerant algorithms,
 // crashing a process and producing failure-detector outputs. It checks the
-// safety bounds lo <= #InCS <= hi after every state change, the CS method
+// safety property (package property: the global bound lo <= #InCS <= hi,
+// or the bounds of every neighbourhood) after every state change, the CS method
 // invocation convention (Definition 1 of Kamei and Kakugawa's global
 // (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
 // when one of them fails. docs/checker.md defines exactly what is explored
@@ -12,7 +13,8 @@
 // Use:
 //
 //	ms, _ := raymond.New(cs.Params{N: 3, K: 2})
-//	res, err := check.Run(check.Config{Machines: ms, Lo: 0, Hi: 2, Budget: 2})
+//	prop, _ := property.Global(3, 0, 2)
+//	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 2})
 //	if err != nil { ... }            // bad configuration
 //	if res.Verdict != check.OK { ... } // res.Violation.Path is the shortest path
 package check
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
@@ -41,7 +44,8 @@ const (
 
 // Kinds of violations.
 const (
-	// KindBounds: #InCS left lo..hi after a state change.
+	// KindBounds: a bound of the property broke after a state change or a
+	// crash; the detail names the bound.
 	KindBounds = "bounds"
 	// KindConvention: a machine refused an Entry or Exit the checker made
 	// according to the invocation convention, or reported a state change
@@ -60,9 +64,10 @@ type Config struct {
 	// Machines are processes 1..n in order (Machines[i].Self() == i+1), in
 	// their initial state. Run clones them and never modifies them.
 	Machines []cs.Machine
-	// Lo and Hi are the bounds lo <= #InCS <= hi checked after every state
-	// change; #InCS counts live (not crashed) processes.
-	Lo, Hi int
+	// Property is the safety property checked after every state change
+	// and crash (crashed processes do not count); its N must be the number
+	// of machines.
+	Property *property.Property
 	// Budget is how many Entry/Exit calls each process may make (2 = one
 	// entry/exit cycle). It bounds the otherwise infinite state space.
 	Budget int
@@ -241,8 +246,10 @@ func (c Config) Validate() error {
 	switch {
 	case n < 1 || n > MaxN:
 		return fmt.Errorf("check: Machines has %d processes: need 1 <= n <= %d", n, MaxN)
-	case c.Lo < 0 || c.Lo > c.Hi:
-		return fmt.Errorf("check: bounds Lo = %d, Hi = %d: need 0 <= Lo <= Hi", c.Lo, c.Hi)
+	case c.Property == nil:
+		return fmt.Errorf("check: Property is nil: give the safety property to check (property.Global, property.Local)")
+	case c.Property.N() != n:
+		return fmt.Errorf("check: Property is over %d processes but Machines has %d", c.Property.N(), n)
 	case c.Budget < 0 || c.Budget > 100:
 		return fmt.Errorf("check: Budget = %d is out of range: need 0 <= Budget <= 100", c.Budget)
 	case c.Crashes < 0 || c.Crashes > n:

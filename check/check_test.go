@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"critsec/alg"
 	"critsec/alg/raymond"
 	"critsec/check"
 	"critsec/cs"
+	"critsec/property"
 )
 
 func raymondMachines(t *testing.T, n, k int) []cs.Machine {
@@ -20,6 +22,37 @@ func raymondMachines(t *testing.T, n, k int) []cs.Machine {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// global returns the global property lo <= #InCS <= hi over n processes.
+func global(t testing.TB, n, lo, hi int) *property.Property {
+	t.Helper()
+	p, err := property.Global(n, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// build resolves algorithm name on n processes with bounds l and k (as far
+// as it takes them) and coterie cot, and returns its machines and property.
+func build(t testing.TB, name string, n, l, k int, cot string) ([]cs.Machine, *property.Property) {
+	t.Helper()
+	a, err := alg.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := a.SpecFor(n, l, k)
+	spec.Coterie = cot
+	pr, err := alg.Resolve(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := pr.Machines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms, pr.Property
 }
 
 func mustRun(t *testing.T, cfg check.Config) check.Result {
@@ -51,7 +84,7 @@ func TestRaymondOK(t *testing.T) {
 		if tc.n == 4 && testing.Short() {
 			continue
 		}
-		res := mustRun(t, check.Config{Machines: raymondMachines(t, tc.n, tc.k), Hi: tc.k, Budget: tc.budget})
+		res := mustRun(t, check.Config{Machines: raymondMachines(t, tc.n, tc.k), Property: global(t, tc.n, 0, tc.k), Budget: tc.budget})
 		if res.Verdict != check.OK {
 			t.Fatalf("n=%d k=%d budget=%d: %s %+v", tc.n, tc.k, tc.budget, res.Verdict, res.Violation)
 		}
@@ -71,7 +104,7 @@ func TestWorkersDeterministic(t *testing.T) {
 	for _, tc := range []struct{ n, hi int }{{3, 2}, {3, 1}, {4, 1}} {
 		var prev *check.Result
 		for _, w := range []int{1, 2, 3, 4} {
-			res := mustRun(t, check.Config{Machines: raymondMachines(t, tc.n, 2), Hi: tc.hi, Budget: 2, Workers: w})
+			res := mustRun(t, check.Config{Machines: raymondMachines(t, tc.n, 2), Property: global(t, tc.n, 0, tc.hi), Budget: 2, Workers: w})
 			res.Seconds = 0
 			if prev != nil && !reflect.DeepEqual(*prev, res) {
 				t.Fatalf("n=%d hi=%d workers=%d: %+v differs from workers=1: %+v", tc.n, tc.hi, w, res, *prev)
@@ -98,7 +131,7 @@ func TestCoRaymondMutualInclusion(t *testing.T) {
 		for i := range ms {
 			ms[i] = cs.Co(ms[i])
 		}
-		res := mustRun(t, check.Config{Machines: ms, Lo: tc.n - tc.k, Hi: tc.n, Budget: tc.budget})
+		res := mustRun(t, check.Config{Machines: ms, Property: global(t, len(ms), tc.n-tc.k, tc.n), Budget: tc.budget})
 		if res.Verdict != check.OK {
 			t.Fatalf("Co(raymond) n=%d k=%d budget=%d: %s %+v", tc.n, tc.k, tc.budget, res.Verdict, res.Violation)
 		}
@@ -174,7 +207,7 @@ func replay(t *testing.T, ms []cs.Machine, path []check.Step) *net {
 // (at most 1 InCS with k = 2) is violated, by a shortest path that replays
 // on fresh machines to two processes InCS.
 func TestAssertMaxViolationReplays(t *testing.T) {
-	cfg := check.Config{Machines: raymondMachines(t, 3, 2), Hi: 1, Budget: 2}
+	cfg := check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 1), Budget: 2}
 	res := mustRun(t, cfg)
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
 		t.Fatalf("got %s %+v, want a bounds violation", res.Verdict, res.Violation)
@@ -205,7 +238,7 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 // transit.
 func TestDeadlockFound(t *testing.T) {
 	for _, n := range []int{2, 3} {
-		res := mustRun(t, check.Config{Machines: newRA(n, true), Hi: 1, Budget: 2})
+		res := mustRun(t, check.Config{Machines: newRA(n, true), Property: global(t, n, 0, 1), Budget: 2})
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 			t.Fatalf("n=%d: got %s %+v, want a deadlock", n, res.Verdict, res.Violation)
 		}
@@ -222,7 +255,7 @@ func TestDeadlockFound(t *testing.T) {
 		}
 	}
 	// The correct variant passes the same check.
-	if res := mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2}); res.Verdict != check.OK {
+	if res := mustRun(t, check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2}); res.Verdict != check.OK {
 		t.Fatalf("correct Ricart-Agrawala: %s %+v", res.Verdict, res.Violation)
 	}
 }
@@ -231,14 +264,14 @@ func TestDeadlockFound(t *testing.T) {
 // forever for the crashed process's REPLY (a deadlock); with a perfect
 // failure detector, suspecting the crashed process unblocks it.
 func TestCrashAndPerfectDetector(t *testing.T) {
-	res := mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1})
+	res := mustRun(t, check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1})
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 		t.Fatalf("crash without detector: got %s %+v, want a deadlock", res.Verdict, res.Violation)
 	}
 	if !strings.Contains(pathString(res.Violation.Path), "crash P") {
 		t.Errorf("deadlock path has no crash: %s", pathString(res.Violation.Path))
 	}
-	res = mustRun(t, check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1, Detector: check.Perfect{}})
+	res = mustRun(t, check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1, Detector: check.Perfect{}})
 	if res.Verdict != check.OK {
 		t.Fatalf("crash with a perfect detector: %s %+v", res.Verdict, res.Violation)
 	}
@@ -254,11 +287,11 @@ func pathString(p []check.Step) string {
 
 // TestLimits: hitting MaxStates or Timeout gives Incomplete, never OK.
 func TestLimits(t *testing.T) {
-	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, MaxStates: 100})
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 || !strings.Contains(res.Reason, "max-states") {
 		t.Fatalf("MaxStates: got %s, %d states, %q", res.Verdict, res.States, res.Reason)
 	}
-	res = mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Timeout: time.Nanosecond})
+	res = mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Timeout: time.Nanosecond})
 	if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "timeout") {
 		t.Fatalf("Timeout: got %s %q", res.Verdict, res.Reason)
 	}
@@ -267,8 +300,8 @@ func TestLimits(t *testing.T) {
 // TestUnordered: with unordered channels every order of a channel's
 // messages is explored, so there are more states than with FIFO.
 func TestUnordered(t *testing.T) {
-	fifo := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2})
-	any := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Unordered: true})
+	fifo := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2})
+	any := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Unordered: true})
 	if any.Verdict != check.OK || any.States <= fifo.States {
 		t.Fatalf("unordered: %s with %d states (FIFO: %d)", any.Verdict, any.States, fifo.States)
 	}
@@ -278,10 +311,11 @@ func TestBadConfig(t *testing.T) {
 	ms := raymondMachines(t, 3, 2)
 	for _, cfg := range []check.Config{
 		{},
-		{Machines: ms, Lo: 2, Hi: 1},
-		{Machines: ms, Hi: 2, Budget: -1},
-		{Machines: ms, Hi: 2, Crashes: 4},
-		{Machines: []cs.Machine{ms[1], ms[0], ms[2]}, Hi: 2},
+		{Machines: ms},
+		{Machines: ms, Property: global(t, 4, 0, 2)},
+		{Machines: ms, Property: global(t, len(ms), 0, 2), Budget: -1},
+		{Machines: ms, Property: global(t, len(ms), 0, 2), Crashes: 4},
+		{Machines: []cs.Machine{ms[1], ms[0], ms[2]}, Property: global(t, 3, 0, 2)},
 	} {
 		if _, err := check.Run(cfg); !errors.Is(err, check.ErrConfig) {
 			t.Errorf("%+v: err = %v, want ErrConfig", cfg, err)

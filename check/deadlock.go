@@ -81,8 +81,8 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 			}
 			cur = st.materialize()
 			for i, p := range cur.procs {
-				if pending&(1<<uint(i+1)) != 0 && p.pending == cs.None {
-					done |= 1 << uint(i+1)
+				if pending&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
+					done |= bit(cs.ID(i + 1))
 				}
 			}
 			if done == pending {
@@ -92,7 +92,7 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 	}
 	for i, p := range s.procs {
 		id := cs.ID(i + 1)
-		if pending&(1<<uint(id)) == 0 || done&(1<<uint(id)) != 0 {
+		if pending&bit(id) == 0 || done&bit(id) != 0 {
 			continue
 		}
 		found, explored := w.searchCompletion(s, id)
@@ -141,9 +141,9 @@ func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 		a.Op = p.nextOp()
 		return a, true
 	case Suspect:
-		return a, s.suspect[a.Node-1]&(1<<uint(a.Who)) == 0
+		return a, s.suspect[a.Node-1]&bit(a.Who) == 0
 	case Trust:
-		return a, s.suspect[a.Node-1]&(1<<uint(a.Who)) != 0
+		return a, s.suspect[a.Node-1]&bit(a.Who) != 0
 	}
 	return a, false
 }

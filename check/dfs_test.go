@@ -38,25 +38,25 @@ func TestDepthFirstAgrees(t *testing.T) {
 		kind string
 	}{
 		{"raymond n=3 k=2", func() check.Config {
-			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2}
+			return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2}
 		}, check.OK, ""},
 		{"raymond n=3 k=2 assert-max 1", func() check.Config {
-			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 1, Budget: 2}
+			return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 1), Budget: 2}
 		}, check.Violated, check.KindBounds},
 		{"raymond n=3 k=1 unordered", func() check.Config {
-			return check.Config{Machines: raymondMachines(t, 3, 1), Hi: 1, Budget: 2, Unordered: true}
+			return check.Config{Machines: raymondMachines(t, 3, 1), Property: global(t, 3, 0, 1), Budget: 2, Unordered: true}
 		}, check.OK, ""},
 		{"greedy Ricart-Agrawala", func() check.Config {
-			return check.Config{Machines: newRA(3, true), Hi: 1, Budget: 2}
+			return check.Config{Machines: newRA(3, true), Property: global(t, 3, 0, 1), Budget: 2}
 		}, check.Violated, check.KindDeadlock},
 		{"crash without detector", func() check.Config {
-			return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1}
+			return check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1}
 		}, check.Violated, check.KindDeadlock},
 		{"crash with perfect detector", func() check.Config {
-			return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1, Detector: check.Perfect{}}
+			return check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1, Detector: check.Perfect{}}
 		}, check.OK, ""},
 		{"maekawa-paper grid(4)", func() check.Config {
-			return check.Config{Machines: maekawaPaper(), Hi: 1, Budget: 2}
+			return check.Config{Machines: maekawaPaper(), Property: global(t, 4, 0, 1), Budget: 2}
 		}, check.Violated, check.KindDeadlock},
 	}
 	for _, c := range cases {
@@ -112,7 +112,7 @@ func TestDepthFirstAgrees(t *testing.T) {
 
 // TestDepthFirstLimits: max-states stops a depth-first run as incomplete.
 func TestDepthFirstLimits(t *testing.T) {
-	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, DepthFirst: true, MaxStates: 100})
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, DepthFirst: true, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 {
 		t.Fatalf("got %s after %d states, want incomplete at 100", res.Verdict, res.States)
 	}
@@ -123,7 +123,7 @@ func TestDepthFirstLimits(t *testing.T) {
 // search.
 func TestMemoryLimit(t *testing.T) {
 	for _, dfs := range []bool{false, true} {
-		res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, MaxMemory: 1, DepthFirst: dfs})
+		res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxMemory: 1, DepthFirst: dfs})
 		if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "memory limit") {
 			t.Errorf("dfs=%v: %s (%s), want incomplete for the memory limit", dfs, res.Verdict, res.Reason)
 		}

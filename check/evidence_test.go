@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/alg"
 	"critsec/check"
 )
 
@@ -47,11 +46,8 @@ func TestIssue4Evidence(t *testing.T) {
 			if c.long && testing.Short() {
 				t.Skip("a large state space; runs without -short")
 			}
-			ms, _, lo, hi, err := alg.Build(c.alg, c.n, c.l, c.k, c.coterie)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := mustRun(t, check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: budget, Workers: 2})
+			ms, prop := build(t, c.alg, c.n, c.l, c.k, c.coterie)
+			res := mustRun(t, check.Config{Machines: ms, Property: prop, Budget: budget, Workers: 2})
 			t.Logf("%s: %s, %d states, %d budget stops, %.2fs", name, res.Verdict, res.States, res.BudgetStops, res.Seconds)
 			if res.Verdict != check.OK {
 				t.Fatalf("%s %+v", res.Verdict, res.Violation)
@@ -66,11 +62,8 @@ func TestIssue4Evidence(t *testing.T) {
 // thousand states: every process blocked in a request, P1 waiting to exit,
 // no message in transit; the path replays.
 func TestPaperMUTINDeadlockN4(t *testing.T) {
-	ms, _, lo, hi, err := alg.Build("gcs-paper", 4, 1, 2, "majority")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: 2, DepthFirst: true, MaxStates: 1_000_000}
+	ms, prop := build(t, "gcs-paper", 4, 1, 2, "majority")
+	cfg := check.Config{Machines: ms, Property: prop, Budget: 2, DepthFirst: true, MaxStates: 1_000_000}
 	res := mustRun(t, cfg)
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock || !strings.Contains(res.Violation.Detail, "global deadlock") {
 		t.Fatalf("%s after %d states: %+v", res.Verdict, res.States, res.Violation)

@@ -108,8 +108,7 @@ type chunkOut struct {
 func newExplorer(cfg Config) *explorer {
 	x := &model{
 		n:         len(cfg.Machines),
-		lo:        cfg.Lo,
-		hi:        cfg.Hi,
+		prop:      cfg.Property,
 		unordered: cfg.Unordered,
 		detector:  cfg.Detector,
 		detecting: make([]bool, len(cfg.Machines)),
@@ -358,8 +357,8 @@ func (w *worker) seenRecently(fp fingerprint) bool {
 // initialViolation returns the bounds violation of the initial state, or
 // nil.
 func (e *explorer) initialViolation() *Violation {
-	if c := int(e.root.inCS); c < e.x.lo || c > e.x.hi {
-		return &Violation{Kind: KindBounds, Detail: fmt.Sprintf("%d processes InCS in the initial state, want %d..%d", c, e.x.lo, e.x.hi)}
+	if f := e.x.prop.Check(stateView{e.root}); f != nil {
+		return &Violation{Kind: KindBounds, Detail: "in the initial state: " + f.Error()}
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func (v View) Detecting(id cs.ID) bool { return v.x.detecting[id-1] }
 
 // Suspects reports whether process i's detector currently suspects j.
 func (v View) Suspects(i, j cs.ID) bool {
-	return v.s.suspect != nil && v.s.suspect[i-1]&(1<<uint(j)) != 0
+	return v.s.suspect != nil && v.s.suspect[i-1]&bit(j) != 0
 }
 
 // Perfect is the perfect failure detector P (Chandra and Toueg 1996): strong

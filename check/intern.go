@@ -12,7 +12,7 @@ import (
 // Interning. A global state does not hold its machines and messages: it
 // holds small integer ids into two tables shared by every worker of a run,
 // one entry per distinct machine (its process and AppendState record) and
-// per distinct message encoding (AppendBinary). Equal contents get equal ids, and
+// per distinct message (its kind and AppendBinary encoding). Equal contents get equal ids, and
 // distinct contents distinct ids, so a state's vector of ids is a
 // canonical encoding of the state (fingerprintOf), several times shorter
 // than the records themselves, and packed states (pack.go) hold no pointer
@@ -48,7 +48,8 @@ type machineEntry struct {
 	pending cs.Op
 }
 
-// msgEntry is an interned message with its canonical encoding.
+// msgEntry is an interned message with its key (msgKey), which orders the
+// messages of an unordered channel canonically.
 type msgEntry struct {
 	msg cs.Message
 	enc []byte
@@ -126,11 +127,20 @@ func (t *interner) internMachine(key []byte, m cs.Machine) uint32 {
 	})
 }
 
-// internMsg returns the id of m, whose encoding is enc.
-func (t *interner) internMsg(enc []byte, m cs.Message) uint32 {
+// msgKey appends m's key in the message table: its kind, a zero byte,
+// then its encoding. The encoding alone does not identify a message: two
+// kinds may encode alike (raymond.Request and maekawa.Request are both 'Q'
+// and a number), and the checker must hand back the Go value of the right
+// type (the contract of cs.Message).
+func msgKey(b []byte, m cs.Message) []byte {
+	return m.AppendBinary(append(cs.AppendKind(b, m), 0))
+}
+
+// internMsg returns the id of m, whose key (msgKey) is key.
+func (t *interner) internMsg(key []byte, m cs.Message) uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.msgs.intern(enc, func() msgEntry {
-		return msgEntry{msg: m, enc: slices.Clone(enc)}
+	return t.msgs.intern(key, func() msgEntry {
+		return msgEntry{msg: m, enc: slices.Clone(key)}
 	})
 }

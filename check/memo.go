@@ -35,7 +35,8 @@ type effect struct {
 	pending       cs.Op     // and its pending request after
 }
 
-// envCall is a Send(to, message m) or a Changed(state) call.
+// envCall is one effect of a call (cs.Effect) with its message interned:
+// a send of message m to process to, or a change to state.
 type envCall struct {
 	send  bool
 	to    cs.ID

@@ -2,7 +2,6 @@ package check_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"critsec/alg"
@@ -22,45 +21,51 @@ func TestMemo(t *testing.T) {
 	}
 	cases := []tc{
 		{"raymond", func() check.Config {
-			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Workers: 2}
+			return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Workers: 2}
 		}},
-		{"raymond hi=1", func() check.Config { return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 1, Budget: 2} }},
+		{"raymond hi=1", func() check.Config {
+			return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 1), Budget: 2}
+		}},
 		{"raymond unordered", func() check.Config {
-			return check.Config{Machines: raymondMachines(t, 3, 2), Hi: 2, Budget: 2, Unordered: true}
+			return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Unordered: true}
 		}},
 		{"co(raymond) budget stops", func() check.Config {
 			ms := raymondMachines(t, 3, 2)
 			for i := range ms {
 				ms[i] = cs.Co(ms[i])
 			}
-			return check.Config{Machines: ms, Lo: 1, Hi: 3, Budget: 1}
+			return check.Config{Machines: ms, Property: global(t, len(ms), 1, 3), Budget: 1}
 		}},
-		{"greedy ra deadlock", func() check.Config { return check.Config{Machines: newRA(3, true), Hi: 1, Budget: 2} }},
-		{"ra crash", func() check.Config { return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1} }},
+		{"greedy ra deadlock", func() check.Config {
+			return check.Config{Machines: newRA(3, true), Property: global(t, 3, 0, 1), Budget: 2}
+		}},
+		{"ra crash", func() check.Config {
+			return check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1}
+		}},
 		{"ra crash perfect", func() check.Config {
-			return check.Config{Machines: newRA(3, false), Hi: 1, Budget: 2, Crashes: 1, Detector: check.Perfect{}}
+			return check.Config{Machines: newRA(3, false), Property: global(t, 3, 0, 1), Budget: 2, Crashes: 1, Detector: check.Perfect{}}
 		}},
 	}
 	for _, a := range alg.All() {
-		p := cs.Params{N: 3, L: 0, K: 2}
-		if strings.HasPrefix(a.Name, "mutin") || strings.HasPrefix(a.Name, "gcs") {
-			p.L = 1
-		}
+		spec := a.SpecFor(3, 1, 2)
 		if a.Quorums {
-			p.Quorums = arcs(3)
+			spec.Quorums = arcs(3)
 		}
-		p.Initial = a.DefaultInitial(p)
-		lo, hi := a.Bounds(p)
+		pr, err := alg.Resolve(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := pr.Property.GlobalBounds()
 		for _, h := range []int{hi, hi - 1} {
 			if h < lo {
 				continue
 			}
 			cases = append(cases, tc{a.Name, func() check.Config {
-				ms, err := a.New(p)
+				ms, err := pr.Machines()
 				if err != nil {
 					t.Fatal(err)
 				}
-				return check.Config{Machines: ms, Lo: lo, Hi: h, Budget: 1}
+				return check.Config{Machines: ms, Property: global(t, len(ms), lo, h), Budget: 1}
 			}})
 		}
 	}

@@ -8,7 +8,7 @@ import "critsec/cs"
 // per chunk of states, and about half the memory. A packed state is:
 //
 //	word 0             crashed
-//	word 1             crashesLeft (8 bits) | inCS (16 bits) << 8 | len(flight) << 32
+//	word 1             crashesLeft (8 bits) | len(flight) << 32
 //	n words            per process: m | state << 32 | pending << 40 | budget (8 bits) << 48
 //	len(flight) words  per message in transit: link << 32 | m
 //	n words            with a failure detector only: suspect
@@ -28,7 +28,7 @@ func newPacker(x *model) *packer {
 
 // appendPacked appends s packed to b.
 func (pk *packer) appendPacked(b []uint64, s *gstate) []uint64 {
-	b = append(b, s.crashed, uint64(uint8(s.crashesLeft))|uint64(uint16(s.inCS))<<8|uint64(len(s.flight))<<32)
+	b = append(b, s.crashed, uint64(uint8(s.crashesLeft))|uint64(len(s.flight))<<32)
 	for _, p := range s.procs {
 		b = append(b, uint64(p.m)|uint64(p.state)<<32|uint64(p.pending)<<40|uint64(uint8(p.budget))<<48)
 	}
@@ -45,7 +45,7 @@ func (pk *packer) appendPacked(b []uint64, s *gstate) []uint64 {
 // next call, and not to be modified.
 func (pk *packer) unpack(w []uint64) *gstate {
 	nf := int(w[1] >> 32)
-	pk.s = gstate{crashed: w[0], crashesLeft: int8(uint8(w[1])), inCS: int16(uint16(w[1] >> 8))}
+	pk.s = gstate{crashed: w[0], crashesLeft: int8(uint8(w[1]))}
 	pk.procs = pk.procs[:0]
 	for _, v := range w[2 : 2+pk.n] {
 		pk.procs = append(pk.procs, proc{m: uint32(v), state: cs.State(v >> 32), pending: cs.Op(v >> 40), budget: int8(uint8(v >> 48))})

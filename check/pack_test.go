@@ -23,7 +23,6 @@ func TestPackRoundTrip(t *testing.T) {
 				flight:      []inflight{{link: 1, m: 3}, {link: 1, m: 9}, {link: 65535, m: 1 << 31}},
 				crashed:     1 << 3,
 				crashesLeft: 1,
-				inCS:        2,
 			},
 			{procs: []proc{{m: 1}, {m: 2}, {m: 3, pending: cs.Entry, budget: 100}}},
 		}

@@ -1,7 +1,6 @@
 package check_test
 
 import (
-	"strings"
 	"testing"
 
 	"critsec/alg"
@@ -28,16 +27,17 @@ func arcs(n int) [][]cs.ID {
 func TestRegistry(t *testing.T) {
 	const n = 3
 	for _, a := range alg.All() {
-		p := cs.Params{N: n, L: 0, K: 2}
-		if strings.HasPrefix(a.Name, "mutin") || strings.HasPrefix(a.Name, "gcs") {
-			p.L = 1
-		}
+		spec := a.SpecFor(n, 1, 2)
 		if a.Quorums {
-			p.Quorums = arcs(n)
+			spec.Quorums = arcs(n)
 		}
-		p.Initial = a.DefaultInitial(p)
-		lo, hi := a.Bounds(p)
-		ms, err := a.New(p)
+		pr, err := alg.Resolve(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", a.Name, err)
+		}
+		p := pr.Params
+		lo, hi := pr.Property.GlobalBounds()
+		ms, err := pr.Machines()
 		if err != nil {
 			t.Fatalf("%s: %v", a.Name, err)
 		}
@@ -45,20 +45,20 @@ func TestRegistry(t *testing.T) {
 		if testing.Short() && a.Quorums {
 			budget = 1
 		}
-		cfg := check.Config{Machines: ms, Lo: lo, Hi: hi, Budget: budget, Workers: 2}
+		cfg := check.Config{Machines: ms, Property: pr.Property, Budget: budget, Workers: 2}
 		res := mustRun(t, cfg)
 		t.Logf("%s n=%d l=%d k=%d budget=%d: %s, %d states, %d budget stops, %.2fs", a.Name, n, p.L, p.K, budget, res.Verdict, res.States, res.BudgetStops, res.Seconds)
 		if res.Verdict != check.OK {
 			t.Errorf("%s: %s %+v", a.Name, res.Verdict, res.Violation)
 			continue
 		}
-		cfg.Hi = hi - 1
-		if cfg.Hi < lo {
+		if hi-1 < lo {
 			continue
 		}
+		cfg.Property = global(t, n, lo, hi-1)
 		res = mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
-			t.Errorf("%s with hi = %d: %s %+v, want a bounds violation", a.Name, cfg.Hi, res.Verdict, res.Violation)
+			t.Errorf("%s with hi = %d: %s %+v, want a bounds violation", a.Name, hi-1, res.Verdict, res.Violation)
 			continue
 		}
 		if _, v, err := check.Replay(cfg, check.Actions(res.Violation.Path)); err != nil || v == nil || v.Kind != check.KindBounds {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
@@ -50,12 +51,24 @@ type gstate struct {
 	flight []inflight
 	// suspect[i] has bit j set when process i+1's detector suspects j.
 	suspect     []uint64
-	crashed     uint64
+	crashed     uint64 // bit(id) set when process id has crashed
 	crashesLeft int8
-	inCS        int16 // live processes InCS
 }
 
-func (s *gstate) isCrashed(id cs.ID) bool { return s.crashed&(1<<uint(id)) != 0 }
+// bit is the bit of process id in a 64-bit set of processes: ids 1..64
+// (MaxN) take bits 0..63.
+func bit(id cs.ID) uint64 { return 1 << uint(id-1) }
+
+func (s *gstate) isCrashed(id cs.ID) bool { return s.crashed&bit(id) != 0 }
+
+// stateView shows a global state to the property: a process counts when it
+// is live and InCS.
+type stateView struct{ s *gstate }
+
+// InCS implements property.View.
+func (v stateView) InCS(id cs.ID) bool {
+	return !v.s.isCrashed(id) && v.s.procs[id-1].state == cs.InCS
+}
 
 // pendingMask returns the set of live processes with a pending request.
 func (s *gstate) pendingMask() uint64 {
@@ -63,7 +76,7 @@ func (s *gstate) pendingMask() uint64 {
 	for i, pr := range s.procs {
 		id := cs.ID(i + 1)
 		if !s.isCrashed(id) && pr.pending != cs.None {
-			p |= 1 << uint(id)
+			p |= bit(id)
 		}
 	}
 	return p
@@ -73,7 +86,7 @@ func (s *gstate) pendingMask() uint64 {
 // every worker, and the run's interner.
 type model struct {
 	n         int
-	lo, hi    int
+	prop      *property.Property
 	unordered bool
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
@@ -94,9 +107,6 @@ func (x *model) initial(cfg Config) *gstate {
 	for i, m := range cfg.Machines {
 		c := m.Clone()
 		s.procs[i] = proc{m: x.tab.internMachine(machineKey(nil, c), c), state: c.State(), pending: c.Pending(), budget: int8(cfg.Budget)}
-		if c.State() == cs.InCS {
-			s.inCS++
-		}
 	}
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)
@@ -116,8 +126,9 @@ type stepper struct {
 	next   gstate // the successor being built; its slices are scratch buffers
 	procs  []proc
 	fl     []inflight
-	mkey   []byte // a machine's key (machineKey)
-	msgEnc []byte // a message's encoding
+	mkey   []byte     // a machine's key (machineKey)
+	msgKey []byte     // a message's key (msgKey)
+	eff    cs.Effects // the effects of the machine call in progress
 
 	// slabs for materialize
 	states  []gstate
@@ -130,7 +141,7 @@ type stepper struct {
 	prob     *problem
 
 	// memo caches machine calls (nil: every call is made); calls is its
-	// scratch buffer, and logging makes Send and Changed append to calls.
+	// scratch buffer, and logging makes effect append to calls.
 	memo    *memo
 	calls   []envCall
 	logging bool
@@ -149,14 +160,22 @@ func newStepper(x *model) *stepper {
 	return w
 }
 
-// Send implements cs.Env.
-func (w *stepper) Send(to cs.ID, m cs.Message) {
-	w.msgEnc = m.AppendBinary(w.msgEnc[:0])
-	id := w.x.tab.internMsg(w.msgEnc, m)
-	if w.logging {
-		w.calls = append(w.calls, envCall{send: true, to: to, m: id})
+// effect acts on one effect of the machine call in progress: it interns
+// and sends a message, or checks a state change.
+func (w *stepper) effect(e cs.Effect) {
+	if !e.IsSend() {
+		if w.logging {
+			w.calls = append(w.calls, envCall{state: e.State})
+		}
+		w.changed(e.State)
+		return
 	}
-	w.send(to, id)
+	w.msgKey = msgKey(w.msgKey[:0], e.Msg)
+	id := w.x.tab.internMsg(w.msgKey, e.Msg)
+	if w.logging {
+		w.calls = append(w.calls, envCall{send: true, to: e.To, m: id})
+	}
+	w.send(e.To, id)
 }
 
 // send puts message id in transit to process to.
@@ -194,11 +213,9 @@ func (w *stepper) insert(e inflight) {
 	w.next.flight = fl
 }
 
-// Changed implements cs.Env: it checks the convention and the bounds.
-func (w *stepper) Changed(s cs.State) {
-	if w.logging {
-		w.calls = append(w.calls, envCall{state: s})
-	}
+// changed checks a state change of the machine being called: the
+// convention, then the property's bounds that count it.
+func (w *stepper) changed(s cs.State) {
 	if w.record {
 		w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvState, Node: w.self, State: s.String()})
 	}
@@ -207,13 +224,11 @@ func (w *stepper) Changed(s cs.State) {
 		return
 	}
 	w.reported = s
-	if s == cs.InCS {
-		w.next.inCS++
-	} else {
-		w.next.inCS--
-	}
-	if c := int(w.next.inCS); c < w.x.lo || c > w.x.hi {
-		w.fail(KindBounds, fmt.Sprintf("%d processes InCS after P%d became %s, want %d..%d", c, w.self, s, w.x.lo, w.x.hi))
+	// The successor's state of the process is set again from its machine
+	// after the call; the property needs it now.
+	w.procs[w.self-1].state = s
+	if f := w.x.prop.CheckAround(w.self, stateView{&w.next}); f != nil {
+		w.fail(KindBounds, fmt.Sprintf("after P%d became %s: %v", w.self, s, f))
 	}
 }
 
@@ -302,7 +317,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRequest, Node: a.Node, Op: a.Op.String()})
 		}
 	case Crash:
-		w.next.crashed |= 1 << uint(a.Node)
+		w.next.crashed |= bit(a.Node)
 		w.next.crashesLeft--
 		if w.record {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvCrash, Node: a.Node})
@@ -315,20 +330,19 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		}
 		w.next.flight = fl
 		if s.procs[i].state == cs.InCS {
-			w.next.inCS--
-			if c := int(w.next.inCS); c < x.lo {
-				w.fail(KindBounds, fmt.Sprintf("%d processes InCS after P%d crashed InCS, want %d..%d", c, a.Node, x.lo, x.hi))
+			if f := x.prop.CheckAround(a.Node, stateView{&w.next}); f != nil {
+				w.fail(KindBounds, fmt.Sprintf("after P%d crashed InCS: %v", a.Node, f))
 			}
 		}
 	case Suspect, Trust:
 		w.next.suspect = append([]uint64(nil), s.suspect...)
 		if a.Kind == Suspect {
-			w.next.suspect[i] |= 1 << uint(a.Who)
+			w.next.suspect[i] |= bit(a.Who)
 			if w.record {
 				w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvSuspect, Node: a.Node, Who: a.Who})
 			}
 		} else {
-			w.next.suspect[i] &^= 1 << uint(a.Who)
+			w.next.suspect[i] &^= bit(a.Who)
 		}
 	}
 	if a.Kind != Crash {
@@ -354,7 +368,7 @@ func (w *stepper) call(i int, a Action, msg uint32) {
 				if c.send {
 					w.send(c.to, c.m)
 				} else {
-					w.Changed(c.state)
+					w.changed(c.state)
 				}
 			}
 			w.checkReported(a.Node, f.after)
@@ -366,34 +380,34 @@ func (w *stepper) call(i int, a Action, msg uint32) {
 	m := w.x.tab.machine(p.m).m.Clone()
 	before := p.state
 	w.reported = before
-	w.logging = w.memo != nil
-	var err error
+	var in cs.Input
 	switch a.Kind {
 	case Deliver:
-		if err = m.Receive(w, a.From, w.x.tab.msg(msg).msg); err != nil {
-			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, w.x.tab.msg(msg).msg.Kind(), a.From, err))
-		}
+		in = cs.Deliver(a.From, w.x.tab.msg(msg).msg)
 	case Request:
-		if a.Op == cs.Entry {
-			err = m.Entry(w)
-		} else {
-			err = m.Exit(w)
-		}
-		if err != nil {
+		in = cs.Call(a.Op)
+	case Suspect:
+		in = cs.Input{Kind: cs.InSuspect, Who: a.Who}
+	case Trust:
+		in = cs.Input{Kind: cs.InTrust, Who: a.Who}
+	}
+	err := w.eff.Step(m, in)
+	w.logging = w.memo != nil
+	for _, e := range w.eff.List {
+		w.effect(e)
+	}
+	w.logging = false
+	w.eff.Reset()
+	if err != nil {
+		switch a.Kind {
+		case Deliver:
+			w.fail(KindError, fmt.Sprintf("P%d cannot receive %s from P%d: %v", a.Node, w.x.tab.msg(msg).msg.Kind(), a.From, err))
+		case Request:
 			w.fail(KindConvention, fmt.Sprintf("P%d refused %s while %s with no request pending: %v", a.Node, a.Op, before, err))
-		}
-	case Suspect, Trust:
-		d := m.(cs.Detecting)
-		if a.Kind == Suspect {
-			err = d.Suspect(w, a.Who)
-		} else {
-			err = d.Trust(w, a.Who)
-		}
-		if err != nil {
+		default:
 			w.fail(KindError, fmt.Sprintf("P%d cannot take %s: %v", a.Node, a, err))
 		}
 	}
-	w.logging = false
 	w.checkReported(a.Node, m.State())
 	w.mkey = machineKey(w.mkey[:0], m)
 	p.m = w.x.tab.internMachine(w.mkey, m)

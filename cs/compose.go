@@ -80,7 +80,6 @@ func (c co) Self() ID                    { return c.a.Self() }
 func (c co) State() State                { return c.a.State().Flip() }
 func (c co) Pending() Op                 { return c.a.Pending().Flip() }
 func (c co) Clone() Machine              { return Co(c.a.Clone()) }
-func (c co) Inner() Machine              { return c.a }
 func (c co) String() string              { return "Co(" + kindOf(c.a) + ")" }
 func (c co) AppendState(b []byte) []byte { return c.a.AppendState(b) }
 

@@ -46,17 +46,22 @@ type Outcome struct {
 // the algorithm's bounds or deadlocks is an error: a study never reports
 // numbers from a broken run.
 func (r Run) Simulate() (Outcome, error) {
-	ms, p, lo, hi, err := alg.Build(r.Alg, r.N, r.L, r.K, r.Coterie)
+	pr, err := r.resolve()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
 	}
-	out := Outcome{Run: r, Lo: lo, Hi: hi}
-	for _, q := range p.Quorums {
+	ms, err := pr.Machines()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
+	}
+	out := Outcome{Run: r}
+	out.Lo, out.Hi = pr.Property.GlobalBounds()
+	for _, q := range pr.Params.Quorums {
 		out.MeanQ += float64(len(q))
 	}
 	out.MeanQ /= float64(r.N)
 	res, err := sim.Run(sim.Config{
-		Machines: ms, Lo: out.Lo, Hi: out.Hi,
+		Machines: ms, Property: pr.Property,
 		Lambda: r.Lambda, E: r.E, Tt: 1,
 		Entries: r.Entries, Drain: true, Seed: r.Seed,
 	})
@@ -68,6 +73,21 @@ func (r Run) Simulate() (Outcome, error) {
 	}
 	out.Result = res
 	return out, nil
+}
+
+// resolve states r as a problem (alg.Spec): L only for algorithms with a
+// lower bound, K only for those without a fixed one, the coterie only for
+// quorum-based ones.
+func (r Run) resolve() (*alg.Problem, error) {
+	a, err := alg.Lookup(r.Alg)
+	if err != nil {
+		return nil, err
+	}
+	spec := a.SpecFor(r.N, r.L, r.K)
+	if a.Quorums {
+		spec.Coterie = r.Coterie
+	}
+	return alg.Resolve(spec)
 }
 
 func (r Run) describe() string {

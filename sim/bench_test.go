@@ -22,7 +22,7 @@ func benchRaymond(b *testing.B, n, k int, entries int64) {
 		}
 		b.StartTimer()
 		res, err := sim.Run(sim.Config{
-			Machines: ms, Hi: k, Lambda: 1, E: 0.0002,
+			Machines: ms, Property: global(b, len(ms), 0, k), Lambda: 1, E: 0.0002,
 			Ts: 0.1, Tr: 0.1, Tt: 0.8, Entries: entries, Seed: 1,
 		})
 		if err != nil {

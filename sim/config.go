@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
@@ -52,8 +53,9 @@ type Config struct {
 	// their initial state (built with the alg registry). Run drives them
 	// in place.
 	Machines []cs.Machine
-	// Lo and Hi are the bounds lo <= #InCS <= hi checked after every event.
-	Lo, Hi int
+	// Property is the safety property checked after every event (crashed
+	// processes do not count); its N must be the number of machines.
+	Property *property.Property
 
 	// Lambda is the request rate: a process OutCS with nothing pending
 	// calls Entry after a time drawn from Exp(mean 1/Lambda). Must be > 0.
@@ -130,8 +132,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("sim: Machines[%d] must be process %d", i, i+1)
 		}
 	}
-	if c.Lo < 0 || c.Lo > c.Hi || c.Hi > n {
-		return fmt.Errorf("sim: bounds Lo = %d, Hi = %d: need 0 <= Lo <= Hi <= n = %d", c.Lo, c.Hi, n)
+	if c.Property == nil {
+		return fmt.Errorf("sim: Property is nil: give the safety property to check (property.Global, property.Local)")
+	}
+	if c.Property.N() != n {
+		return fmt.Errorf("sim: Property is over %d processes but Machines has %d", c.Property.N(), n)
 	}
 	if !(c.Lambda > 0) || math.IsInf(c.Lambda, 1) {
 		return fmt.Errorf("sim: Lambda = %v is out of range: need a finite request rate > 0", c.Lambda)
@@ -173,7 +178,7 @@ func (c *Config) Validate() error {
 // transit_dist, entries, max_time and drain as parameters.
 func TraceHeader(c Config, h trace.Header) trace.Header {
 	h.Runtime = "sim"
-	h.Lo, h.Hi = c.Lo, c.Hi
+	h.Lo, h.Hi = c.Property.GlobalBounds()
 	h.FIFO = !c.Unordered
 	h.Seed = c.Seed
 	p := map[string]any{

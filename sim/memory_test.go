@@ -6,6 +6,7 @@ import (
 
 	"critsec/alg/raymond"
 	"critsec/cs"
+	"critsec/property"
 )
 
 // heapAfter runs Raymond with n = 1000, k = 100 until simulated time T and
@@ -16,7 +17,11 @@ func heapAfter(t *testing.T, T float64) (uint64, *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Machines: ms, Hi: 100, Lambda: 0.01, E: 1, Ts: 0.001, Tr: 0.001, Tt: 1, MaxTime: T, Seed: 1}
+	prop, err := property.Global(len(ms), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Machines: ms, Property: prop, Lambda: 0.01, E: 1, Ts: 0.001, Tr: 0.001, Tt: 1, MaxTime: T, Seed: 1}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,10 @@
 // by Config.Seed: a configuration and a seed fix the run, its Result and
 // its trace byte for byte.
 //
-// The safety bounds lo <= #InCS <= hi are checked after every event (at
-// every reported state change and crash), together with the invocation
+// The safety property (Config.Property: the global bounds lo <= #InCS <= hi,
+// or every neighbourhood's) is checked after every event (at every reported
+// state change and crash) with an incremental property.Tracker, together
+// with the invocation
 // convention seen from the caller: a machine may not refuse a call the
 // workload makes under the convention, return an error for a message, or
 // report a state change that does not match its State(). The first
@@ -39,7 +41,8 @@
 // Use:
 //
 //	ms, _ := raymond.New(cs.Params{N: 10, K: 3})
-//	res, err := sim.Run(sim.Config{Machines: ms, Lo: 0, Hi: 3, Lambda: 0.1, E: 1, Tt: 1, Entries: 3000, Seed: 1})
+//	prop, _ := property.Global(10, 0, 3)
+//	res, err := sim.Run(sim.Config{Machines: ms, Property: prop, Lambda: 0.1, E: 1, Tt: 1, Entries: 3000, Seed: 1})
 //	if err != nil { ... }              // bad configuration
 //	if res.Violation != nil { ... }    // safety, convention or deadlock
 //	fmt.Println(res.MessagesPerEntry())
@@ -51,12 +54,13 @@ import (
 	"math/rand/v2"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
 // Kinds of violations (the same names as the model checker's).
 const (
-	// KindBounds: #InCS left lo..hi.
+	// KindBounds: a bound of the property broke; the detail names it.
 	KindBounds = "bounds"
 	// KindConvention: a machine refused an Entry or Exit made under the
 	// invocation convention, or reported a state change that does not match
@@ -187,9 +191,9 @@ type node struct {
 	head    int
 }
 
-// engine is one run. It is the cs.Env of every machine call: cur is the
-// node being run and clock its processor time, which each send advances by
-// Ts.
+// engine is one run. Each machine call records its effects in eff (the
+// shared recording cs.Env), which the engine then acts on: cur is the node
+// being run and clock its processor time, which each send advances by Ts.
 type engine struct {
 	cfg   *Config
 	n     int
@@ -205,7 +209,9 @@ type engine struct {
 	curFrom     int32
 	curMsg      cs.Message
 	curOp       cs.Op
-	inCS        int
+	inCS        int // live processes InCS, for the statistics
+	safety      *property.Tracker
+	eff         cs.Effects
 	lastChange  float64
 	inCSTime    []float64
 	lastArrival []float64 // per link (from-1)*n+(to-1), when FIFO needs clamping
@@ -252,8 +258,9 @@ func newEngine(cfg *Config) *engine {
 		}
 	}
 	e.res.MinInCS, e.res.MaxInCS = e.inCS, e.inCS
-	if e.inCS < cfg.Lo || e.inCS > cfg.Hi {
-		e.fail(KindBounds, fmt.Sprintf("the initial configuration has %d processes InCS, outside %d..%d", e.inCS, cfg.Lo, cfg.Hi))
+	var f *property.Failure
+	if e.safety, f = property.NewTracker(cfg.Property, e); f != nil {
+		e.fail(KindBounds, "the initial configuration breaks the property: "+f.Error())
 		return e
 	}
 	for id := int32(1); int(id) <= n; id++ {
@@ -405,7 +412,7 @@ func (e *engine) runHead(id int32) {
 	}
 	e.cur, e.clock = id, e.now
 	e.curFrom, e.curMsg, e.curOp = j.from, j.msg, j.op
-	var err error
+	var in cs.Input
 	switch {
 	case j.msg != nil:
 		e.curKind = evArrive
@@ -413,17 +420,23 @@ func (e *engine) runHead(id int32) {
 		if e.tw != nil {
 			e.tw.Recv(e.now, cs.ID(id), cs.ID(j.from), j.msg.Kind())
 		}
-		err = nd.m.Receive(e, cs.ID(j.from), j.msg)
-	case j.op == cs.Entry:
+		in = cs.Deliver(cs.ID(j.from), j.msg)
+	case j.op != cs.None:
 		e.curKind = evTimer
-		err = nd.m.Entry(e)
-	case j.op == cs.Exit:
-		e.curKind = evTimer
-		err = nd.m.Exit(e)
+		in = cs.Call(j.op)
 	default:
 		e.curKind, e.curFrom = evDetect, j.who
-		err = nd.det.Suspect(e, cs.ID(j.who))
+		in = cs.Input{Kind: cs.InSuspect, Who: cs.ID(j.who)}
 	}
+	err := e.eff.Step(nd.m, in)
+	for _, f := range e.eff.List {
+		if f.IsSend() {
+			e.send(f.To, f.Msg)
+		} else {
+			e.changed(f.State)
+		}
+	}
+	e.eff.Reset()
 	nd.busy = e.clock
 	if e.res.Violation != nil {
 		return
@@ -442,9 +455,9 @@ func (e *engine) runHead(id int32) {
 	}
 }
 
-// Send implements cs.Env for the machine being run: the copy leaves after
-// Ts more of the processor's time and arrives after its transit time.
-func (e *engine) Send(to cs.ID, m cs.Message) {
+// send acts on a send of the machine being run: the copy leaves after Ts
+// more of the processor's time and arrives after its transit time.
+func (e *engine) send(to cs.ID, m cs.Message) {
 	if e.res.Violation != nil {
 		return
 	}
@@ -471,11 +484,11 @@ func (e *engine) Send(to cs.ID, m cs.Message) {
 	e.q.pushMsg(event{t: t, kind: evArrive, node: int32(to), from: e.cur}, m)
 }
 
-// Changed implements cs.Env: the machine being run reports its new
+// changed acts on a state change of the machine being run, its new
 // top-level state. It checks the report against the pending request,
 // records the waiting time, checks the bounds and schedules the workload's
 // next call.
-func (e *engine) Changed(s cs.State) {
+func (e *engine) changed(s cs.State) {
 	if e.res.Violation != nil {
 		return
 	}
@@ -503,7 +516,7 @@ func (e *engine) Changed(s cs.State) {
 	if e.tw != nil {
 		e.tw.State(e.now, cs.ID(id), s)
 	}
-	if !e.checkBounds() {
+	if !e.checkBounds(id, s == cs.InCS) {
 		return
 	}
 	e.scheduleWorkload(id)
@@ -530,7 +543,7 @@ func (e *engine) crash(id int32) {
 	if nd.state == cs.InCS {
 		e.account()
 		e.inCS--
-		if !e.checkBounds() {
+		if !e.checkBounds(id, false) {
 			return
 		}
 	}
@@ -557,16 +570,24 @@ func (e *engine) account() {
 	e.lastChange = e.now
 }
 
-// checkBounds records the extremes of #InCS and stops the run when it is
-// outside lo..hi.
-func (e *engine) checkBounds() bool {
+// checkBounds records the extremes of #InCS, tells the property that
+// process id now counts as InCS or not (in), and stops the run when a bound
+// breaks.
+func (e *engine) checkBounds(id int32, in bool) bool {
 	e.res.MinInCS = min(e.res.MinInCS, e.inCS)
 	e.res.MaxInCS = max(e.res.MaxInCS, e.inCS)
-	if e.inCS < e.cfg.Lo || e.inCS > e.cfg.Hi {
-		e.fail(KindBounds, fmt.Sprintf("%d processes InCS, outside %d..%d", e.inCS, e.cfg.Lo, e.cfg.Hi))
+	if f := e.safety.Set(cs.ID(id), in); f != nil {
+		e.fail(KindBounds, f.Error())
 		return false
 	}
 	return true
+}
+
+// InCS implements property.View for the initial configuration: process id
+// is live and InCS.
+func (e *engine) InCS(id cs.ID) bool {
+	nd := &e.nodes[id]
+	return !nd.crashed && nd.state == cs.InCS
 }
 
 // fail records the first violation and stops the run.

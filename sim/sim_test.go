@@ -12,9 +12,20 @@ import (
 	"critsec/alg"
 	"critsec/alg/raymond"
 	"critsec/cs"
+	"critsec/property"
 	"critsec/sim"
 	"critsec/trace"
 )
+
+// global returns the global property lo <= #InCS <= hi over n processes.
+func global(t testing.TB, n, lo, hi int) *property.Property {
+	t.Helper()
+	p, err := property.Global(n, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 	t.Helper()
@@ -29,7 +40,7 @@ func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 func traced(t *testing.T, cfg sim.Config) (*sim.Result, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: cfg.Hi}))
+	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: len(cfg.Machines)}))
 	res, err := sim.Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +68,7 @@ func checkTrace(t *testing.T, b []byte) *trace.Report {
 func TestDeterminism(t *testing.T) {
 	cfg := func(seed uint64) sim.Config {
 		return sim.Config{
-			Machines: raymondMachines(t, 6, 2), Hi: 2, Lambda: 0.5, E: 1, Ts: 0.05, Tr: 0.05, Tt: 1,
+			Machines: raymondMachines(t, 6, 2), Property: global(t, 6, 0, 2), Lambda: 0.5, E: 1, Ts: 0.05, Tr: 0.05, Tt: 1,
 			TransitDist: sim.Exp, Entries: 300, Seed: seed, Drain: true,
 		}
 	}
@@ -88,7 +99,7 @@ func TestDeterminism(t *testing.T) {
 func TestCostModel(t *testing.T) {
 	const ts, tr, tt = 0.1, 0.25, 1.0
 	res, b := traced(t, sim.Config{
-		Machines: raymondMachines(t, 3, 1), Hi: 1, Lambda: 1e-3, E: 1, CSDist: sim.Const,
+		Machines: raymondMachines(t, 3, 1), Property: global(t, 3, 0, 1), Lambda: 1e-3, E: 1, CSDist: sim.Const,
 		Ts: ts, Tr: tr, Tt: tt, Entries: 1, Seed: 3,
 	})
 	if res.Violation != nil || res.Entries != 1 {
@@ -172,7 +183,7 @@ func TestRaymondMessagesPerEntry(t *testing.T) {
 		for _, lambda := range lambdas {
 			t.Run(fmt.Sprintf("n=%d,k=%d,lambda=%g", sz.n, sz.k, lambda), func(t *testing.T) {
 				res, err := sim.Run(sim.Config{
-					Machines: raymondMachines(t, sz.n, sz.k), Hi: sz.k, Lambda: lambda, E: 1,
+					Machines: raymondMachines(t, sz.n, sz.k), Property: global(t, sz.n, 0, sz.k), Lambda: lambda, E: 1,
 					Ts: 0.1, Tr: 0.1, Tt: 0.8, Entries: entries, Seed: 1, Drain: true,
 				})
 				if err != nil {
@@ -202,7 +213,7 @@ func TestRaymondMessagesPerEntry(t *testing.T) {
 // every recv against its link's oldest send), while an unordered run does.
 func TestFIFO(t *testing.T) {
 	cfg := sim.Config{
-		Machines: raymondMachines(t, 5, 2), Hi: 2, Lambda: 2, E: 0.1, Tt: 1,
+		Machines: raymondMachines(t, 5, 2), Property: global(t, 5, 0, 2), Lambda: 2, E: 0.1, Tt: 1,
 		TransitDist: sim.Exp, Entries: 300, Seed: 5, Drain: true,
 	}
 	_, b := traced(t, cfg)
@@ -230,7 +241,7 @@ func TestFIFO(t *testing.T) {
 // hi = 2, the simulator must stop at the first time a third one enters.
 func TestBoundsViolation(t *testing.T) {
 	res, b := traced(t, sim.Config{
-		Machines: raymondMachines(t, 6, 3), Hi: 2, Lambda: 5, E: 2, Tt: 1, Entries: 10000, Seed: 2,
+		Machines: raymondMachines(t, 6, 3), Property: global(t, 6, 0, 2), Lambda: 5, E: 2, Tt: 1, Entries: 10000, Seed: 2,
 	})
 	v := res.Violation
 	if v == nil || v.Kind != sim.KindBounds || len(v.InCS) != 3 || res.Stop != sim.StopViolation {
@@ -336,7 +347,7 @@ func TestMachineViolations(t *testing.T) {
 			if c.kind != sim.KindBounds {
 				hi = 2
 			}
-			res, err := sim.Run(sim.Config{Machines: ms, Hi: hi, Lambda: 1, E: 1, Tt: 1, Entries: 1000, Seed: 1})
+			res, err := sim.Run(sim.Config{Machines: ms, Property: global(t, len(ms), 0, hi), Lambda: 1, E: 1, Tt: 1, Entries: 1000, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,7 +381,7 @@ func TestCrashAndDetector(t *testing.T) {
 		ms[i] = detecting{ms[i], &sus[i]}
 	}
 	res, b := traced(t, sim.Config{
-		Machines: ms, Hi: 2, Lambda: 1, E: 1, Tt: 1, Entries: 200, Seed: 4, Drain: true,
+		Machines: ms, Property: global(t, len(ms), 0, 2), Lambda: 1, E: 1, Tt: 1, Entries: 200, Seed: 4, Drain: true,
 		Crashes: []sim.Crash{{At: 20, Node: 4}}, DetectDelay: 3,
 	})
 	if res.Violation != nil || res.Entries < 200 {
@@ -395,14 +406,14 @@ func TestCrashAndDetector(t *testing.T) {
 }
 
 func TestStops(t *testing.T) {
-	res, err := sim.Run(sim.Config{Machines: raymondMachines(t, 5, 2), Hi: 2, Lambda: 1, E: 1, Tt: 1, Entries: 50, Seed: 1})
+	res, err := sim.Run(sim.Config{Machines: raymondMachines(t, 5, 2), Property: global(t, 5, 0, 2), Lambda: 1, E: 1, Tt: 1, Entries: 50, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Stop != sim.StopEntries || res.Entries != 50 || res.Drained {
 		t.Fatalf("entries stop: %+v", res)
 	}
-	res, err = sim.Run(sim.Config{Machines: raymondMachines(t, 5, 2), Hi: 2, Lambda: 1, E: 1, Tt: 1, MaxTime: 40, Seed: 1})
+	res, err = sim.Run(sim.Config{Machines: raymondMachines(t, 5, 2), Property: global(t, 5, 0, 2), Lambda: 1, E: 1, Tt: 1, MaxTime: 40, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +431,7 @@ func TestStops(t *testing.T) {
 		t.Fatalf("throughput %v", got)
 	}
 	// Every process crashes: nothing is left to do.
-	res, err = sim.Run(sim.Config{Machines: raymondMachines(t, 2, 1), Hi: 1, Lambda: 1, E: 1, Tt: 1, Entries: 50, Seed: 1,
+	res, err = sim.Run(sim.Config{Machines: raymondMachines(t, 2, 1), Property: global(t, 2, 0, 1), Lambda: 1, E: 1, Tt: 1, Entries: 50, Seed: 1,
 		Crashes: []sim.Crash{{At: 5, Node: 1}, {At: 5, Node: 2}}})
 	if err != nil {
 		t.Fatal(err)
@@ -432,12 +443,13 @@ func TestStops(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	good := func() sim.Config {
-		return sim.Config{Machines: raymondMachines(t, 3, 1), Hi: 1, Lambda: 1, E: 1, Tt: 1, Entries: 10}
+		return sim.Config{Machines: raymondMachines(t, 3, 1), Property: global(t, 3, 0, 1), Lambda: 1, E: 1, Tt: 1, Entries: 10}
 	}
 	bad := map[string]func(*sim.Config){
 		"Machines is empty":   func(c *sim.Config) { c.Machines = nil },
 		"Machines[0]":         func(c *sim.Config) { c.Machines[0], c.Machines[1] = c.Machines[1], c.Machines[0] },
-		"bounds":              func(c *sim.Config) { c.Lo, c.Hi = 2, 1 },
+		"Property is nil":     func(c *sim.Config) { c.Property = nil },
+		"Property is over 4":  func(c *sim.Config) { c.Property = global(t, 4, 0, 1) },
 		"Lambda = 0":          func(c *sim.Config) { c.Lambda = 0 },
 		"Lambda = NaN":        func(c *sim.Config) { c.Lambda = math.NaN() },
 		"E = -1":              func(c *sim.Config) { c.E = -1 },
@@ -484,20 +496,19 @@ func arcs(n int) [][]cs.ID {
 func TestRegistry(t *testing.T) {
 	const n = 6
 	for _, a := range alg.All() {
-		p := cs.Params{N: n, L: 0, K: 3}
-		if strings.HasPrefix(a.Name, "mutin") || strings.HasPrefix(a.Name, "gcs") {
-			p.L = 1
-		}
+		spec := a.SpecFor(n, 1, 3)
 		if a.Quorums {
-			p.Quorums = arcs(n)
+			spec.Quorums = arcs(n)
 		}
-		p.Initial = a.DefaultInitial(p)
-		ms, err := a.New(p)
+		pr, err := alg.Resolve(spec)
 		if err != nil {
 			t.Fatalf("%s: %v", a.Name, err)
 		}
-		lo, hi := a.Bounds(p)
-		res, err := sim.Run(sim.Config{Machines: ms, Lo: lo, Hi: hi, Lambda: 1, E: 1, Ts: 0.01, Tr: 0.01, Tt: 1, Entries: 300, Seed: 1})
+		ms, err := pr.Machines()
+		if err != nil {
+			t.Fatalf("%s: %v", a.Name, err)
+		}
+		res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Ts: 0.01, Tr: 0.01, Tt: 1, Entries: 300, Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", a.Name, err)
 		}

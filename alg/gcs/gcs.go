@@ -13,15 +13,17 @@
 // l <= #L <= #G <= #K <= k.
 //
 // The children's messages travel in cs.Tagged envelopes with tags "lmin" and
-// "kmex". Deviations: those of package mutin (the default mutin.Fixed variant
-// forwards every Release to an outstanding Query; see docs/global-lk-cs.md).
+// "kmex". GCS uses its children only through the CS interface, so it takes
+// them as constructors (Options): the paper's are MUTIN(l) (package mutin)
+// and Co(MUTIN(n-k)) (package kmutex), and any other l-mutual inclusion or
+// k-mutual exclusion serves. Deviations: those of the children (the
+// registry's mutin.Fixed forwards every Release to an outstanding Query; see
+// docs/global-lk-cs.md).
 package gcs
 
 import (
 	"fmt"
 
-	"critsec/alg/kmutex"
-	"critsec/alg/mutin"
 	"critsec/cs"
 )
 
@@ -53,31 +55,48 @@ type Machine struct {
 	lmin, kmex cs.Machine
 }
 
-// Validate checks p for (l,k)-GCS: 0 <= l < k <= n, the quorums form a
-// coterie, and between l and k processes are InCS initially.
+// Options are the constructors of the children. Each is called with the
+// GCS parameters narrowed to its problem (Lmin: N, L, Quorums, Initial;
+// Kmex: N, K, Quorums, Initial, Options) and must return n machines whose
+// initial states are those of p.Initial.
+type Options struct {
+	// Lmin builds an l-mutual inclusion object (the paper: MUTIN(l)).
+	Lmin func(p cs.Params) ([]cs.Machine, error)
+	// Kmex builds a k-mutual exclusion object (the paper: Co(MUTIN(n-k))).
+	Kmex func(p cs.Params) ([]cs.Machine, error)
+}
+
+// Validate checks p for (l,k)-GCS: 0 <= l < k <= n and between l and k
+// processes are InCS initially. The children check the rest (the
+// quorums).
 func Validate(p cs.Params) error {
 	if err := p.CheckSize(); err != nil {
-		return err
-	}
-	if err := mutin.ValidateQuorums(p.N, p.Quorums); err != nil {
 		return err
 	}
 	return p.CheckInitial(p.L, p.K)
 }
 
-// New returns the machines of processes 1..n, in order. Both children use o.
-// Initially GCS.state_i = lmin.state_i = kmex.state_i (section 5).
-func New(p cs.Params, o mutin.Options) ([]cs.Machine, error) {
+// New returns the machines of processes 1..n, in order, with children built
+// by o. Initially GCS.state_i = lmin.state_i = kmex.state_i (section 5).
+func New(p cs.Params, o Options) ([]cs.Machine, error) {
 	if err := Validate(p); err != nil {
 		return nil, err
 	}
-	lmin, err := mutin.New(cs.Params{N: p.N, L: p.L, Quorums: p.Quorums, Initial: p.Initial}, o)
+	if o.Lmin == nil || o.Kmex == nil {
+		return nil, fmt.Errorf("gcs: Options.Lmin and Options.Kmex must both be set")
+	}
+	lmin, err := o.Lmin(cs.Params{N: p.N, L: p.L, Quorums: p.Quorums, Initial: p.Initial, Options: p.Options})
 	if err != nil {
 		return nil, fmt.Errorf("gcs: lmin: %w", err)
 	}
-	kmex, err := kmutex.New(cs.Params{N: p.N, K: p.K, Quorums: p.Quorums, Initial: p.Initial}, o)
+	kmex, err := o.Kmex(cs.Params{N: p.N, K: p.K, Quorums: p.Quorums, Initial: p.Initial, Options: p.Options})
 	if err != nil {
 		return nil, fmt.Errorf("gcs: kmex: %w", err)
+	}
+	for i := range p.N {
+		if lmin[i].State() != kmex[i].State() {
+			return nil, fmt.Errorf("gcs: P%d starts %s in lmin but %s in kmex: the children must start in the same states", i+1, lmin[i].State(), kmex[i].State())
+		}
 	}
 	ms := make([]cs.Machine, p.N)
 	for i := range ms {
@@ -105,12 +124,6 @@ func (m *Machine) Pending() cs.Op {
 	}
 	return cs.None
 }
-
-// Lmin and Kmex return the children (for tests and inspection).
-func (m *Machine) Lmin() cs.Machine { return m.lmin }
-
-// Kmex returns the k-mutual-exclusion child Co(MUTIN(n-k)).
-func (m *Machine) Kmex() cs.Machine { return m.kmex }
 
 func (m *Machine) lminEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LminTag} }
 func (m *Machine) kmexEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: KmexTag} }

@@ -5,11 +5,21 @@ import (
 	"testing"
 
 	"critsec/alg/gcs"
+	"critsec/alg/kmutex"
 	"critsec/alg/mutin"
 	"critsec/alg/raymond"
 	"critsec/cs"
 	"critsec/internal/cstest"
 )
+
+// children builds the paper's children of (l,k)-GCS with MUTIN options o:
+// lmin = MUTIN(l), kmex = Co(MUTIN(n-k)).
+func children(o mutin.Options) gcs.Options {
+	return gcs.Options{
+		Lmin: func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, o) },
+		Kmex: func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, o) },
+	}
+}
 
 // arcs returns the quorums Q_i = {P_i, ..., P_i+n/2} (ids mod n), which
 // pairwise intersect.
@@ -42,7 +52,7 @@ func TestRandomSchedules(t *testing.T) {
 			for _, c := range []int{l, k} {
 				for seed := uint64(1); seed <= seeds; seed++ {
 					p := cs.Params{N: n, L: l, K: k, Quorums: arcs(n), Initial: firstIDs(c)}
-					ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+					ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -97,7 +107,7 @@ func TestOtherCoteries(t *testing.T) {
 		n := len(c.quorums)
 		for seed := uint64(1); seed <= 5; seed++ {
 			p := cs.Params{N: n, L: c.l, K: c.k, Quorums: c.quorums, Initial: firstIDs(c.l)}
-			ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+			ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +127,7 @@ func TestValidate(t *testing.T) {
 		"missing quorum": {N: 3, L: 0, K: 2, Quorums: arcs(2)},
 	}
 	for name, p := range bad {
-		if _, err := gcs.New(p, mutin.Options{Mx: raymond.New}); err == nil {
+		if _, err := gcs.New(p, children(mutin.Options{Mx: raymond.New})); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -133,7 +143,7 @@ func TestPaperDeadlocks(t *testing.T) {
 	for _, v := range []mutin.Variant{mutin.Paper, mutin.Fixed} {
 		for seed := uint64(1); seed <= 20; seed++ {
 			p := cs.Params{N: 5, L: 2, K: 3, Quorums: arcs(5), Initial: firstIDs(2)}
-			ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: v})
+			ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: v}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +173,7 @@ func TestLargeN(t *testing.T) {
 		for _, lk := range [][2]int{{1, n - 1}, {n / 3, 2 * n / 3}, {n/2 - 1, n/2 + 1}} {
 			for seed := uint64(1); seed <= 3; seed++ {
 				p := cs.Params{N: n, L: lk[0], K: lk[1], Quorums: arcs(n), Initial: firstIDs(lk[0])}
-				ms, err := gcs.New(p, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+				ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 				if err != nil {
 					t.Fatal(err)
 				}

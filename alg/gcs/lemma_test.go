@@ -107,7 +107,7 @@ func TestUncontendedCost(t *testing.T) {
 			t.Errorf("mutin n=%d: exit %d entry %d units, %d messages; want 6, 0, %d", n, exit, entry, s.sent, want)
 		}
 
-		ms, err = gcs.New(cs.Params{N: n, L: 1, K: n - 1, Quorums: arcs(n), Initial: firstIDs(2)}, o)
+		ms, err = gcs.New(cs.Params{N: n, L: 1, K: n - 1, Quorums: arcs(n), Initial: firstIDs(2)}, children(o))
 		if err != nil {
 			t.Fatal(err)
 		}

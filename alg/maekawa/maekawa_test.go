@@ -12,7 +12,18 @@ import (
 	"critsec/coterie"
 	"critsec/cs"
 	"critsec/internal/cstest"
+	"critsec/property"
 )
+
+// mutex is the property of mutual exclusion on n processes.
+func mutex(t *testing.T, n int) *property.Property {
+	t.Helper()
+	p, err := property.Global(n, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func build(t *testing.T, p cs.Params, v maekawa.Variant) []cs.Machine {
 	t.Helper()
@@ -62,7 +73,7 @@ func TestCheck(t *testing.T) {
 			continue
 		}
 		p := cs.Params{N: c.n, Quorums: quorums(t, c.coterie, c.n), Initial: c.initial}
-		res, err := check.Run(check.Config{Machines: build(t, p, maekawa.Fixed), Lo: 0, Hi: 1, Budget: c.budget, Workers: 2})
+		res, err := check.Run(check.Config{Machines: build(t, p, maekawa.Fixed), Property: mutex(t, p.N), Budget: c.budget, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +145,7 @@ func TestPaperDeadlocks(t *testing.T) {
 	// The checker finds this very schedule (it is a shortest one), and its
 	// path replays (Replay re-executes the steps; the deadlock itself is
 	// what the harness shows above).
-	cfg := check.Config{Machines: build(t, grid, maekawa.Paper), Lo: 0, Hi: 1, Budget: 2, Workers: 2}
+	cfg := check.Config{Machines: build(t, grid, maekawa.Paper), Property: mutex(t, grid.N), Budget: 2, Workers: 2}
 	res, err := check.Run(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -228,9 +228,6 @@ func (m *Machine) Pending() cs.Op {
 	return cs.None
 }
 
-// Mx returns the mutual-exclusion child (for tests and inspection).
-func (m *Machine) Mx() cs.Machine { return m.mx }
-
 func (m *Machine) mxEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: MxTag} }
 
 // Exit is Exit() of Algorithm 1: mx.Entry(), then Query, then Acquire; it

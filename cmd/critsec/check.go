@@ -25,8 +25,6 @@ type checkFlags struct {
 	budget         int
 	maxStates      int
 	timeout        time.Duration
-	assertMax      int
-	assertMin      int
 	unordered      bool
 	tracePath      string
 	json           bool
@@ -63,14 +61,12 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "gcs", 3, "majority")
+	addProblemFlags(cmd, &f.problem, "gcs", 3)
 	fs := cmd.Flags()
 	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
 	fs.Float64Var(&f.maxMemoryGB, "max-memory", defaultMaxMemoryGB(), "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system; the default is 3/4 of physical memory (0: no limit)")
-	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
-	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
 	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
@@ -117,7 +113,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	n := pr.params.N
+	n := pr.Params.N
 	switch {
 	case f.budget < 0 || f.budget > 100:
 		return badInput("--budget %d is out of range: need 0 <= budget <= 100", f.budget)
@@ -141,21 +137,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
-	case f.assertMax < -1 || f.assertMax > n:
-		return badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
-	case f.assertMin < -1 || f.assertMin > n:
-		return badInput("--assert-min %d is out of range: need 0 <= assert-min <= n (n = %d), or -1 for the algorithm's bound", f.assertMin, n)
 	}
-	lo, hi := pr.lo, pr.hi
-	if f.assertMax >= 0 {
-		hi = f.assertMax
-	}
-	if f.assertMin >= 0 {
-		lo = f.assertMin
-	}
-	if lo > hi {
-		return badInput("bounds %d..%d are empty: need --assert-min <= --assert-max (the algorithm guarantees %d..%d)", lo, hi, pr.lo, pr.hi)
-	}
+	lo, hi := pr.bounds()
 	ms, err := pr.machines()
 	if err != nil {
 		return err
@@ -179,7 +162,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
 	res, err := check.Run(check.Config{
-		Machines: ms, Lo: lo, Hi: hi, Budget: f.budget, Unordered: f.unordered,
+		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 	})
@@ -188,8 +171,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	if f.tracePath != "" && res.Violation != nil {
 		h := trace.Header{
-			Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K, Initial: pr.params.Initial,
-			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.coterie, Quorums: pr.params.Quorums,
+			Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K, Initial: pr.Params.Initial,
+			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
 			Params: map[string]any{"budget": f.budget},
 		}
 		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
@@ -197,7 +180,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		}
 	}
 	s := checkSummary{
-		Result: string(res.Verdict), Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K,
+		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Budget: f.budget, FIFO: !f.unordered, Search: f.search,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,

@@ -9,133 +9,159 @@ import (
 	"github.com/spf13/pflag"
 
 	"critsec/alg"
-	"critsec/coterie"
 	"critsec/cs"
+	"critsec/property"
 )
 
 // problemFlags are the flags every runtime command (sim, check, ...) shares:
-// which algorithm, on how many processes, with which bounds, coterie and
-// initial configuration.
+// the problem (which algorithm, on how many processes, with which bounds,
+// coterie, initial configuration and algorithm options, or a problem file)
+// and the bounds to assert instead of the algorithm's. They only gather
+// text: alg.Resolve validates the problem, the one path from user input to
+// machines.
 type problemFlags struct {
-	alg     string
-	n, l, k int
-	coterie string
-	initial string
+	file                 string
+	alg                  string
+	n, l, k              int
+	coterie              string
+	initial              string
+	options              map[string]*string
+	assertMin, assertMax int
 }
 
-// addProblemFlags registers the shared flags on cmd with the given defaults.
-// l and k have none of their own: unless given, they follow n (resolve).
-func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n int, defaultCoterie string) {
+// addProblemFlags registers the shared flags on cmd with the given
+// defaults, and one flag per algorithm option (alg.AllOptions), with the
+// algorithms that take it. l and k have none of their own: unless given,
+// they follow n (alg.Spec).
+func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n int) {
 	fs := cmd.Flags()
+	fs.StringVar(&f.file, "problem", "", "a problem file: one JSON object with the fields alg, n, l, k, coterie, quorums, initial, options; flags given as well override it")
 	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
 	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
-	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); taken as 0 by algorithms without one (raymond, kmutex, maekawa)")
-	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); taken as n by mutin and 1 by maekawa")
-	fs.StringVar(&f.coterie, "coterie", defaultCoterie, "coterie for quorum-based algorithms: majority, grid, or a file (one quorum per line)")
-	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5 (default: the algorithm's documented safe configuration)")
+	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); only for gcs and mutin")
+	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); mutin's is n and maekawa's 1")
+	fs.StringVar(&f.coterie, "coterie", alg.DefaultCoterie, "coterie of the quorum-based algorithms (maekawa, mutin, kmutex, gcs): majority, grid, or a file (one quorum per line)")
+	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5, or none (default: the algorithm's documented safe configuration)")
+	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
+	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
+	f.options = map[string]*string{}
+	for _, o := range alg.AllOptions() {
+		f.options[o.Name] = fs.String(o.Name, o.DefaultString(), fmt.Sprintf("%s; only for %s", o.Usage(), strings.Join(o.Algorithms, ", ")))
+	}
 }
 
-// problem is a resolved, validated problem instance.
+// problem is a resolved, validated problem with the property a runtime
+// checks: the algorithm's, or the bounds asserted instead.
 type problem struct {
-	alg     alg.Algorithm
-	params  cs.Params
-	coterie string // name of the coterie, "" when the algorithm uses none
-	lo, hi  int    // the bounds the algorithm guarantees
+	*alg.Problem
+	check *property.Property
 }
 
-// resolve validates the flags and builds the problem; every error is a
-// usageError naming the flag, the value and the allowed range. fs tells
-// which flags were given: an algorithm without a lower bound takes l = 0
-// and one with a fixed upper bound (alg.Algorithm.FixedK) takes that k
-// unless the user asked for something else, which is refused.
+// bounds returns the global bounds checked (0..n for a local property).
+func (pr problem) bounds() (lo, hi int) { return pr.check.GlobalBounds() }
+
+// resolve gathers the flags that were given (over the problem file, if
+// any) into an alg.Spec and resolves it. Every error is a usageError.
 func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
-	a, err := alg.Lookup(f.alg)
-	if err != nil {
-		return problem{}, badInput("--alg: %v", err)
-	}
-	if f.n < 1 {
-		return problem{}, badInput("--n %d is out of range: need n >= 1", f.n)
-	}
-	l, k := f.l, f.k
-	if !fs.Changed("l") {
-		l = f.n / 3
-	}
-	if !fs.Changed("k") {
-		k = min(f.n, max(f.n-f.n/3, l+1))
-	}
-	if !a.UsesL {
-		if fs.Changed("l") && l != 0 {
-			return problem{}, badInput("--l %d: %s guarantees no lower bound, so l must be 0; for at least l processes InCS use --alg gcs or mutin", l, a.Name)
-		}
-		l = 0
-	}
-	if a.FixedK != nil {
-		fixed := a.FixedK(f.n)
-		if fs.Changed("k") && k != fixed {
-			return problem{}, badInput("--k %d: %s always allows at most %d processes InCS (n = %d); omit --k", k, a.Name, fixed, f.n)
-		}
-		k = fixed
-		if l >= k {
-			return problem{}, badInput("--l %d is out of range: need l < %d for %s (at l = n no process could ever exit)", l, k, a.Name)
+	var spec alg.Spec
+	if f.file != "" {
+		var err error
+		if spec, err = alg.ReadSpec(f.file); err != nil {
+			return problem{}, badInput("--problem %v", err)
 		}
 	}
-	switch {
-	case k < 1 || k > f.n:
-		return problem{}, badInput("--k %d is out of range: need 1 <= k <= n (n = %d)", k, f.n)
-	case l < 0:
-		return problem{}, badInput("--l %d is out of range: need l >= 0", l)
-	case l >= k:
-		return problem{}, badInput("--l %d is out of range: need l < k (k = %d); with l = k no process could ever exit", l, k)
+	if fs.Changed("alg") || spec.Alg == "" {
+		spec.Alg = f.alg
 	}
-	p := cs.Params{N: f.n, L: l, K: k}
-	pr := problem{alg: a}
-	if a.Quorums {
-		q, name, err := quorumsFor(f.coterie, f.n)
-		if err != nil {
-			return problem{}, badInput("--coterie %s: %v", f.coterie, err)
-		}
-		p.Quorums, pr.coterie = q, name
+	if fs.Changed("n") || spec.N == 0 {
+		spec.N = f.n
 	}
-	if f.initial == "" {
-		p.Initial = a.DefaultInitial(p)
-	} else {
-		p.Initial, err = parseIDs(f.initial)
+	if fs.Changed("l") {
+		spec.L = &f.l
+	}
+	if fs.Changed("k") {
+		spec.K = &f.k
+	}
+	if fs.Changed("coterie") {
+		spec.Coterie, spec.Quorums = f.coterie, nil
+	}
+	if fs.Changed("initial") {
+		ids, err := parseIDs(f.initial)
 		if err != nil {
 			return problem{}, badInput("--initial %q: %v", f.initial, err)
 		}
+		spec.Initial = ids
 	}
-	pr.lo, pr.hi = a.Bounds(p)
-	if err := p.CheckInitial(pr.lo, pr.hi); err != nil {
-		return problem{}, badInput("--initial %q: %v", f.initial, err)
+	for name, v := range f.options {
+		if fs.Changed(name) {
+			if spec.Options == nil {
+				spec.Options = map[string]string{}
+			}
+			spec.Options[name] = *v
+		}
 	}
-	pr.params = p
+	p, err := alg.Resolve(spec)
+	if err != nil {
+		return problem{}, badInput("%v", err)
+	}
+	pr := problem{Problem: p, check: p.Property}
+	if f.assertMin < 0 && f.assertMax < 0 {
+		return pr, nil
+	}
+	n := p.Params.N
+	switch {
+	case !p.Property.IsGlobal():
+		return problem{}, badInput("--assert-min and --assert-max replace a global bound; %s has a bound per neighbourhood", p.Alg.Name)
+	case f.assertMax < -1 || f.assertMax > n:
+		return problem{}, badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
+	case f.assertMin < -1 || f.assertMin > n:
+		return problem{}, badInput("--assert-min %d is out of range: need 0 <= assert-min <= n (n = %d), or -1 for the algorithm's bound", f.assertMin, n)
+	}
+	glo, ghi := p.Property.GlobalBounds()
+	lo, hi := glo, ghi
+	if f.assertMax >= 0 {
+		hi = f.assertMax
+	}
+	if f.assertMin >= 0 {
+		lo = f.assertMin
+	}
+	if lo > hi {
+		return problem{}, badInput("bounds %d..%d are empty: need --assert-min <= --assert-max (the algorithm guarantees %d..%d)", lo, hi, glo, ghi)
+	}
+	if pr.check, err = property.Global(n, lo, hi); err != nil {
+		return problem{}, badInput("--assert-min/--assert-max: %v", err)
+	}
 	return pr, nil
 }
 
 // machines builds the machines of processes 1..n; construction errors are
 // bad input (the algorithm refused the parameters).
 func (pr problem) machines() ([]cs.Machine, error) {
-	ms, err := pr.alg.New(pr.params)
+	ms, err := pr.Machines()
 	if err != nil {
-		return nil, badInput("--alg %s: %v", pr.alg.Name, err)
+		return nil, badInput("--alg %v", err)
 	}
 	return ms, nil
 }
 
-// quorumsFor resolves the --coterie flag to Q_1..Q_n and a display name:
-// majority, grid or a coterie file, validated as a coterie (package coterie).
-var quorumsFor = coterie.ByName
-
+// parseIDs reads --initial: comma-separated ids, or "none" for an empty
+// configuration. Empty fields and anything but a process id are refused.
 func parseIDs(s string) ([]cs.ID, error) {
+	switch strings.TrimSpace(s) {
+	case "none":
+		return []cs.ID{}, nil
+	case "":
+		return nil, fmt.Errorf("no ids: give comma-separated ids like 1,2,5, or none for no process InCS")
+	}
 	var ids []cs.ID
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, fmt.Errorf("item %d is empty: give comma-separated ids like 1,2,5", i+1)
 		}
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a process id: want comma-separated integers like 1,2,5", f)
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a process id: ids are integers from 1 to n, like 1,2,5", f)
 		}
 		ids = append(ids, cs.ID(v))
 	}

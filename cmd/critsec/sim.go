@@ -28,8 +28,6 @@ type simFlags struct {
 	fifo, drain bool
 	tracePath   string
 	json        bool
-	assertMin   int
-	assertMax   int
 }
 
 func newSimCmd() *cobra.Command {
@@ -57,7 +55,7 @@ Exit status: 0 no violation, 1 violation, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
-	addProblemFlags(cmd, &f.problem, "gcs", 10, "grid")
+	addProblemFlags(cmd, &f.problem, "gcs", 10)
 	fs := cmd.Flags()
 	fs.Float64Var(&f.lambda, "lambda", 0.1, "request rate, requests per time unit spent OutCS (time OutCS ~ Exp(mean 1/lambda)), > 0")
 	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")
@@ -73,8 +71,6 @@ Exit status: 0 no violation, 1 violation, 2 bad input.`,
 	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
 	fs.StringVar(&f.tracePath, "trace", "", "FILE to write every event to (JSON Lines, docs/trace.md); check it with: critsec trace check FILE")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
-	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's); a smaller value shows how a violation is reported")
-	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	return cmd
 }
 
@@ -118,29 +114,12 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	case f.entries == 0 && f.maxTime == 0:
 		return badInput("--entries 0 needs --max-time > 0: otherwise the run never stops")
 	}
-	n := pr.params.N
-	switch {
-	case f.assertMax < -1 || f.assertMax > n:
-		return badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
-	case f.assertMin < -1 || f.assertMin > n:
-		return badInput("--assert-min %d is out of range: need 0 <= assert-min <= n (n = %d), or -1 for the algorithm's bound", f.assertMin, n)
-	}
-	lo, hi := pr.lo, pr.hi
-	if f.assertMax >= 0 {
-		hi = f.assertMax
-	}
-	if f.assertMin >= 0 {
-		lo = f.assertMin
-	}
-	if lo > hi {
-		return badInput("bounds %d..%d are empty: need --assert-min <= --assert-max (the algorithm guarantees %d..%d)", lo, hi, pr.lo, pr.hi)
-	}
 	ms, err := pr.machines()
 	if err != nil {
 		return err
 	}
 	cfg := sim.Config{
-		Machines: ms, Lo: lo, Hi: hi,
+		Machines: ms, Property: pr.check,
 		Lambda: f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
 		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
@@ -156,8 +135,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 		defer out.Close()
 		h := sim.TraceHeader(cfg, trace.Header{
-			Alg: pr.alg.Name, N: pr.params.N, L: pr.params.L, K: pr.params.K,
-			Initial: pr.params.Initial, Coterie: pr.coterie, Quorums: pr.params.Quorums,
+			Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K,
+			Initial: pr.Params.Initial, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
 		})
 		cfg.Trace = trace.NewWriter(out, h)
 	}
@@ -257,11 +236,12 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 	if c.TransitDist == sim.Exp {
 		transit = "exp"
 	}
+	lo, hi := pr.bounds()
 	s := simSummary{
 		Result: "ok",
 		Config: simConfig{
-			Alg: pr.alg.Name, N: pr.params.N, L: pr.params.L, K: pr.params.K, Lo: c.Lo, Hi: c.Hi,
-			Initial: append([]cs.ID{}, pr.params.Initial...), Coterie: pr.coterie,
+			Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K, Lo: lo, Hi: hi,
+			Initial: append([]cs.ID{}, pr.Params.Initial...), Coterie: pr.Coterie,
 			Lambda: c.Lambda, E: c.E, CSDist: csDist, Ts: c.Ts, Tr: c.Tr, Tt: c.Tt, TransitDist: transit,
 			FIFO: !c.Unordered, Entries: c.Entries, MaxTime: c.MaxTime, Drain: c.Drain, Seed: c.Seed,
 		},

@@ -1,0 +1,269 @@
+package alg
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"critsec/coterie"
+	"critsec/cs"
+	"critsec/property"
+)
+
+// Spec is a problem as a user states it, on the command line or in a
+// problem file (JSON, ReadSpec). Fields left out take the documented
+// defaults; Resolve turns a Spec into a validated Problem. It is the one
+// path from user input to machines: the CLI, the experiments and the tests
+// all go through it.
+type Spec struct {
+	// Alg is the algorithm's registry name.
+	Alg string `json:"alg"`
+	// N is the number of processes.
+	N int `json:"n"`
+	// L and K are the bounds; nil means the default: l = n/3 (0 for
+	// algorithms without a lower bound), k = n - n/3 and more than l (the
+	// fixed k of algorithms that have one).
+	L *int `json:"l,omitempty"`
+	K *int `json:"k,omitempty"`
+	// Coterie names the coterie of quorum-based algorithms: "majority",
+	// "grid" or a coterie file; "" means DefaultCoterie. It must be "" for
+	// the others.
+	Coterie string `json:"coterie,omitempty"`
+	// Quorums, when set, are Q_1..Q_n given directly instead of by
+	// Coterie (which must then be ""); they are validated as a coterie.
+	Quorums [][]cs.ID `json:"quorums,omitempty"`
+	// Initial lists the processes InCS at the start; nil means the
+	// algorithm's documented safe configuration, and an empty non-nil list
+	// means none.
+	Initial []cs.ID `json:"initial,omitempty"`
+	// Options are the algorithm's own options by name, as text
+	// (Algorithm.Options declares them).
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// DefaultCoterie is the coterie of quorum-based algorithms when none is
+// named: the grid, whose quorums have about 2√n members (coterie.Grid).
+const DefaultCoterie = "grid"
+
+// Problem is a resolved, validated problem instance: the algorithm, its
+// parameters with every default filled in, and the safety property it
+// guarantees, which the runtimes check.
+type Problem struct {
+	Alg    Algorithm
+	Params cs.Params
+	// Coterie is the display name of the coterie, "" when the algorithm
+	// uses none.
+	Coterie string
+	// Property is what the algorithm guarantees for Params.
+	Property *property.Property
+}
+
+// Machines builds the machines of processes 1..n, in their initial state.
+// Each call builds new ones.
+func (p *Problem) Machines() ([]cs.Machine, error) {
+	ms, err := p.Alg.New(p.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Alg.Name, err)
+	}
+	return ms, nil
+}
+
+// Resolve validates s and fills in the defaults. Its errors are one line
+// each, naming the field, its value and what is allowed.
+func Resolve(s Spec) (*Problem, error) {
+	a, err := Lookup(s.Alg)
+	if err != nil {
+		return nil, err
+	}
+	if s.N < 1 {
+		return nil, fmt.Errorf("n = %d is out of range: need n >= 1", s.N)
+	}
+	if s.N > MaxN {
+		return nil, fmt.Errorf("n = %d is out of range: critsec runs at most n = %d processes", s.N, MaxN)
+	}
+	l, k := s.N/3, min(s.N, max(s.N-s.N/3, s.N/3+1))
+	if s.L != nil {
+		l = *s.L
+	}
+	if s.K != nil {
+		k = *s.K
+	}
+	if !a.UsesL {
+		if s.L != nil && l != 0 {
+			return nil, fmt.Errorf("l = %d: %s guarantees no lower bound, so l must be 0; for at least l processes InCS use gcs or mutin", l, a.Name)
+		}
+		l = 0
+	}
+	if a.FixedK != nil {
+		fixed := a.FixedK(s.N)
+		if s.K != nil && k != fixed {
+			return nil, fmt.Errorf("k = %d: %s always allows at most %s InCS (n = %d); leave k out", k, a.Name, processes(fixed), s.N)
+		}
+		k = fixed
+	}
+	switch {
+	case k < 1 || k > s.N:
+		return nil, fmt.Errorf("k = %d is out of range: need 1 <= k <= n (n = %d)", k, s.N)
+	case l < 0:
+		return nil, fmt.Errorf("l = %d is out of range: need l >= 0", l)
+	case l >= k:
+		return nil, fmt.Errorf("l = %d is out of range: need l < k (k = %d); with l = k no process could ever exit", l, k)
+	}
+	p := &Problem{Alg: a, Params: cs.Params{N: s.N, L: l, K: k}}
+	switch {
+	case a.Quorums && s.Quorums != nil:
+		if s.Coterie != "" {
+			return nil, fmt.Errorf("coterie %s and quorums both given: give one", s.Coterie)
+		}
+		if err := coterie.Validate(s.Quorums, s.N); err != nil {
+			return nil, fmt.Errorf("quorums: %w", err)
+		}
+		p.Params.Quorums, p.Coterie = s.Quorums, "custom"
+	case a.Quorums:
+		name := s.Coterie
+		if name == "" {
+			name = DefaultCoterie
+		}
+		if p.Params.Quorums, p.Coterie, err = coterie.ByName(name, s.N); err != nil {
+			return nil, fmt.Errorf("coterie %s: %w", name, err)
+		}
+	case s.Coterie != "" || s.Quorums != nil:
+		return nil, fmt.Errorf("coterie: %s uses no coterie; leave it out", a.Name)
+	}
+	if p.Params.Options, err = resolveOptions(a, s.Options); err != nil {
+		return nil, err
+	}
+	if p.Property, err = a.Property(p.Params); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Name, err)
+	}
+	p.Params.Initial = s.Initial
+	if s.Initial == nil {
+		p.Params.Initial = a.DefaultInitial(p.Params)
+	}
+	if err := checkInitial(p.Params.Initial, p.Property); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkInitial refuses unknown or repeated ids and an initial
+// configuration that breaks the property (the papers assume a safe C_0).
+func checkInitial(ids []cs.ID, prop *property.Property) error {
+	in := make(initialView, prop.N()+1)
+	for _, id := range ids {
+		if id < 1 || int(id) > prop.N() {
+			return fmt.Errorf("initial: unknown process id %d: ids run from 1 to n = %d", id, prop.N())
+		}
+		if in[id] {
+			return fmt.Errorf("initial: process %d is listed twice", id)
+		}
+		in[id] = true
+	}
+	if f := prop.Check(in); f != nil {
+		return fmt.Errorf("initial: %v: the initial configuration must be safe", f)
+	}
+	return nil
+}
+
+type initialView []bool
+
+func (v initialView) InCS(id cs.ID) bool { return v[id] }
+
+// MaxN is the largest number of processes Resolve accepts. The model
+// checker has its own, smaller limit (check.MaxN).
+const MaxN = 100_000
+
+// maxSpecBytes bounds a problem file.
+const maxSpecBytes = 1 << 20
+
+// ReadSpec reads a problem file: one JSON object with the fields of Spec
+// ({"alg":"gcs","n":10,"l":3,"k":7,"coterie":"grid"}). Unknown fields,
+// trailing data and files over 1 MiB are refused, with the file's name in
+// the error.
+func ReadSpec(path string) (Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxSpecBytes {
+		return Spec{}, fmt.Errorf("%s: larger than %d bytes: a problem file is one small JSON object", path, maxSpecBytes)
+	}
+	return ParseSpec(path, b)
+}
+
+// ParseSpec reads the problem file contents b; name is used in errors.
+func ParseSpec(name string, b []byte) (Spec, error) {
+	var s Spec
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("%s: %s", name, jsonError(b, err))
+	}
+	if d.More() {
+		return Spec{}, fmt.Errorf("%s: more than one JSON value: a problem file is one object", name)
+	}
+	return s, nil
+}
+
+// jsonError says what is wrong in a problem file without Go's type names.
+func jsonError(b []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("line %d: not valid JSON: %v", 1+bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n")), se)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %q: a JSON %s is not allowed here (want %s)", te.Field, te.Value, jsonType(te.Type.Kind().String()))
+	case errors.Is(err, io.EOF):
+		return "empty: want a JSON object such as {\"alg\":\"gcs\",\"n\":10}"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return strings.TrimPrefix(err.Error(), "json: ") + ": the fields are alg, n, l, k, coterie, quorums, initial and options"
+	}
+	return err.Error()
+}
+
+func jsonType(goKind string) string {
+	switch goKind {
+	case "int", "int32", "int64", "uint64", "ptr":
+		return "an integer"
+	case "string":
+		return "a string"
+	case "slice":
+		return "a list"
+	case "map":
+		return "an object"
+	}
+	return "another type"
+}
+
+// SpecFor states the problem of a on n processes with bounds l and k as a
+// Spec, keeping only what a takes: l when it has a lower bound (UsesL), k
+// when its upper bound is not fixed (FixedK). Studies and tests that sweep
+// every algorithm with the same l and k use it.
+func (a Algorithm) SpecFor(n, l, k int) Spec {
+	s := Spec{Alg: a.Name, N: n}
+	if a.UsesL {
+		s.L = &l
+	}
+	if a.FixedK == nil {
+		s.K = &k
+	}
+	return s
+}
+
+// processes returns "1 process" or "c processes".
+func processes(c int) string {
+	if c == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", c)
+}
