@@ -1,0 +1,91 @@
+package alg
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"critsec/cs"
+	"critsec/sim"
+)
+
+// spy wraps a machine and records, for every message it sends or receives,
+// the Go type of each kind (the first half of a message's identity, see
+// cs.Message).
+type spy struct {
+	cs.Machine
+	types map[string]reflect.Type
+	err   *error
+}
+
+type spyEnv struct {
+	cs.Env
+	s *spy
+}
+
+func (e spyEnv) Send(to cs.ID, m cs.Message) { e.s.see(m); e.Env.Send(to, m) }
+
+func (s *spy) see(m cs.Message) {
+	k, t := string(cs.AppendKind(nil, m)), innerType(m)
+	if old, ok := s.types[k]; ok && old != t && *s.err == nil {
+		*s.err = fmt.Errorf("kind %s is sent as both %v and %v", k, old, t)
+	}
+	s.types[k] = t
+}
+
+// innerType is the type of the message inside any envelopes.
+func innerType(m cs.Message) reflect.Type {
+	for {
+		t, ok := m.(cs.Tagged)
+		if !ok {
+			return reflect.TypeOf(m)
+		}
+		m = t.Msg
+	}
+}
+
+func (s *spy) Entry(env cs.Env) error { return s.Machine.Entry(spyEnv{env, s}) }
+func (s *spy) Exit(env cs.Env) error  { return s.Machine.Exit(spyEnv{env, s}) }
+func (s *spy) Receive(env cs.Env, from cs.ID, m cs.Message) error {
+	s.see(m)
+	return s.Machine.Receive(spyEnv{env, s}, from, m)
+}
+
+// TestMessageKinds checks the contract of cs.Message on every registered
+// algorithm with every option: within an algorithm a kind names one Go
+// type, so a runtime may key messages by kind and encoding (the model
+// checker's interner, a network decoder).
+func TestMessageKinds(t *testing.T) {
+	for _, a := range All() {
+		variants := []map[string]string{nil}
+		for _, o := range a.Options {
+			for _, c := range o.Choices {
+				variants = append(variants, map[string]string{o.Name: c})
+			}
+		}
+		for _, opts := range variants {
+			spec := a.SpecFor(6, 1, 3)
+			spec.Options = opts
+			pr, err := Resolve(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := pr.Machines()
+			if err != nil {
+				t.Fatal(err)
+			}
+			types := map[string]reflect.Type{}
+			var bad error
+			for i, m := range ms {
+				ms[i] = &spy{Machine: m, types: types, err: &bad}
+			}
+			res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Messages == 0 || bad != nil {
+				t.Errorf("%s %v: %d messages; %v", a.Name, opts, res.Messages, bad)
+			}
+		}
+	}
+}
