@@ -57,7 +57,7 @@ trace), or incomplete (a limit was hit: never ok). --search dfs explores
 depth-first with far less memory (same verdicts, counterexamples not
 necessarily shortest). See docs/checker.md.
 
-Exit status: 0 ok, 1 violation or incomplete, 2 bad input.`,
+Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, &f) },
 	}

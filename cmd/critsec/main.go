@@ -3,8 +3,9 @@
 // the global (l,k)-CS problem. See README.md.
 //
 // Each subcommand lives in its own file and adds itself to rootCmd in init.
-// Exit status: 0 success, 1 a violation or failure found by the run, 2 bad
-// input (refused before anything runs).
+// Exit status: 0 success, 1 a violation (or an incomplete check) found by
+// the run, 2 bad input (refused before anything runs, one line on standard
+// error), 3 an I/O or internal error (a trace that cannot be written).
 package main
 
 import (
@@ -27,7 +28,10 @@ k-mutual exclusion, l-mutual inclusion and the global (l,k)-CS problem
 ("at least l and at most k processes in the critical section at any time").
 Every algorithm is one deterministic state machine, driven by a model checker
 (check), a discrete-event simulator (sim), the papers' studies on top of it
-(experiment) and trace tools (trace). Start with: critsec sim`,
+(experiment) and trace tools (trace). Start with: critsec sim
+
+Exit status: 0 ok, 1 violation (or an incomplete check), 2 bad input,
+3 I/O or internal error.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
@@ -71,12 +75,12 @@ func run(args []string) int {
 	case errors.Is(err, errFailure):
 		return 1
 	}
-	fmt.Fprintln(os.Stderr, "critsec:", err)
+	fmt.Fprintln(rootCmd.ErrOrStderr(), "critsec:", err)
 	var u usageError
 	if errors.As(err, &u) || isCobraUsage(err) {
 		return 2
 	}
-	return 1
+	return 3
 }
 
 // isCobraUsage recognizes cobra's own errors for unknown commands and bad

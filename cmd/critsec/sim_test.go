@@ -20,7 +20,9 @@ func runCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
 	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
 	defer rootCmd.SetOut(nil)
+	defer rootCmd.SetErr(nil)
 	defer resetFlags(rootCmd)
 	code := run(args)
 	return code, out.String()
@@ -139,11 +141,48 @@ func TestSimBadInput(t *testing.T) {
 		{"--seed", "-1"},
 		{"--trace", "/nonexistent-dir/t.jsonl"},
 		{"extra-arg"},
+		{"--initial", ""},                         // empty: say none
+		{"--initial", "1,,2"},                     // an empty item
+		{"--initial", "1,x"},                      // not an id
+		{"--initial", "0"},                        // ids start at 1
+		{"--initial", "99999999999"},              // not an int32
+		{"--alg", "raymond", "--coterie", "grid"}, // raymond uses none
+		{"--alg", "raymond", "--mx", "ra"},        // an option of MUTIN's
+		{"--mx", "nope"},
+		{"--kmex", "nope"},
+		{"--alg", "mutin", "--kmex", "raymond"}, // gcs only
+		{"--problem", "/nonexistent-file.json"},
+		{"--n", "100001"},
 	}
 	for _, args := range bad {
-		if code, out := runCLI(t, append([]string{"sim"}, args...)...); code != 2 {
-			t.Errorf("sim %v: exit %d, want 2\n%s", args, code, out)
+		code, out := runCLI(t, append([]string{"sim"}, args...)...)
+		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "critsec: ") {
+			t.Errorf("sim %v: exit %d, want 2 and one line\n%s", args, code, out)
 		}
+	}
+}
+
+// TestSimProblemFile: a problem file states the problem; flags given as
+// well override its fields; algorithm options come from it or from their
+// flags.
+func TestSimProblemFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(p, []byte(`{"alg":"gcs","n":6,"l":1,"k":4,"coterie":"majority","options":{"kmex":"raymond"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runCLI(t, "sim", "--problem", p, "--entries", "200")
+	if code != 0 || !strings.HasPrefix(out, "sim gcs: n=6 l=1 k=4, bounds 1..4") || !strings.Contains(out, "result: ok") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, out = runCLI(t, "sim", "--problem", p, "--k", "3", "--mx", "ra", "--entries", "200", "--json")
+	if code != 0 || !strings.Contains(out, `"k": 3`) || !strings.Contains(out, `"coterie": "majority"`) {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if err := os.WriteFile(p, []byte(`{"alg":"gcs","n":6,"colony":"majority"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "sim", "--problem", p); code != 2 || !strings.Contains(out, `unknown field "colony"`) {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
 
@@ -204,5 +243,17 @@ func TestSimGCSAcceptance(t *testing.T) {
 		if load != nil && !strings.Contains(out, "max #InCS 8, min #InCS 3") {
 			t.Fatalf("trace check %v: #InCS did not reach both bounds\n%s", load, out)
 		}
+	}
+}
+
+// TestIOErrorStatus: an I/O error is neither a violation (1) nor bad input
+// (2): writing a trace to a full device exits 3 with one line.
+func TestIOErrorStatus(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	code, out := runCLI(t, "sim", "--entries", "3000", "--trace", "/dev/full")
+	if code != 3 || !strings.Contains(out, "no space left on device") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
