@@ -155,6 +155,7 @@ type Violation struct {
 	InCS []cs.ID
 }
 
+// Error is the one-line report.
 func (v *Violation) Error() string {
 	return fmt.Sprintf("%s violation at t=%g (%s): %s; InCS: %v", v.Kind, v.Time, v.Event, v.Detail, v.InCS)
 }

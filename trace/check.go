@@ -46,6 +46,7 @@ type Violation struct {
 	InCS []cs.ID
 }
 
+// Error is the one-line report.
 func (v *Violation) Error() string {
 	return fmt.Sprintf("line %d (t=%g, %s): %s; InCS: %v", v.Line, v.T, v.Event, v.Reason, v.InCS)
 }

@@ -20,7 +20,10 @@ type FormatError struct {
 	Err  error
 }
 
+// Error is the one-line report.
 func (e *FormatError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Unwrap returns the underlying error.
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // MaxLine is the longest line a Reader accepts, in bytes.

@@ -31,25 +31,56 @@ type Relinquish struct{}
 type Release struct{}
 
 // Kind names, as in the paper.
-func (Request) Kind() string    { return "REQUEST" }
-func (Locked) Kind() string     { return "LOCKED" }
-func (Failed) Kind() string     { return "FAILED" }
-func (Inquire) Kind() string    { return "INQUIRE" }
+func (Request) Kind() string { return "REQUEST" }
+
+// Kind is "LOCKED".
+func (Locked) Kind() string { return "LOCKED" }
+
+// Kind is "FAILED".
+func (Failed) Kind() string { return "FAILED" }
+
+// Kind is "INQUIRE".
+func (Inquire) Kind() string { return "INQUIRE" }
+
+// Kind is "RELINQUISH".
 func (Relinquish) Kind() string { return "RELINQUISH" }
-func (Release) Kind() string    { return "RELEASE" }
+
+// Kind is "RELEASE".
+func (Release) Kind() string { return "RELEASE" }
 
 // Sizes in words: source, destination and type, plus the sequence number
 // where there is one.
-func (Request) Words() int    { return 4 }
-func (Locked) Words() int     { return 3 }
-func (Failed) Words() int     { return 3 }
-func (Inquire) Words() int    { return 4 }
-func (Relinquish) Words() int { return 3 }
-func (Release) Words() int    { return 3 }
+func (Request) Words() int { return 4 }
 
-func (m Request) AppendBinary(b []byte) []byte  { return cs.AppendInt(append(b, 'Q'), m.Seq) }
-func (Locked) AppendBinary(b []byte) []byte     { return append(b, 'L') }
-func (Failed) AppendBinary(b []byte) []byte     { return append(b, 'F') }
-func (m Inquire) AppendBinary(b []byte) []byte  { return cs.AppendInt(append(b, 'I'), m.Seq) }
+// Words is the message's size in words (cs.Message.Words).
+func (Locked) Words() int { return 3 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Failed) Words() int { return 3 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Inquire) Words() int { return 4 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Relinquish) Words() int { return 3 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Release) Words() int { return 3 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Request) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'Q'), m.Seq) }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (Locked) AppendBinary(b []byte) []byte { return append(b, 'L') }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (Failed) AppendBinary(b []byte) []byte { return append(b, 'F') }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Inquire) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'I'), m.Seq) }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (Relinquish) AppendBinary(b []byte) []byte { return append(b, 'Y') }
-func (Release) AppendBinary(b []byte) []byte    { return append(b, 'R') }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (Release) AppendBinary(b []byte) []byte { return append(b, 'R') }

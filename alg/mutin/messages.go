@@ -36,27 +36,60 @@ type Ack struct{}
 // Release is ⟨Release, P_i⟩ (Algorithm 1, Entry): P_i has entered the CS.
 type Release struct{}
 
-func (Query) Kind() string     { return "Query" }
+// Kind is "Query".
+func (Query) Kind() string { return "Query" }
+
+// Kind is "Response1".
 func (Response1) Kind() string { return "Response1" }
+
+// Kind is "Response2".
 func (Response2) Kind() string { return "Response2" }
-func (Acquire) Kind() string   { return "Acquire" }
-func (Ack) Kind() string       { return "Ack" }
-func (Release) Kind() string   { return "Release" }
 
-func (Query) Words() int       { return 4 }
+// Kind is "Acquire".
+func (Acquire) Kind() string { return "Acquire" }
+
+// Kind is "Ack".
+func (Ack) Kind() string { return "Ack" }
+
+// Kind is "Release".
+func (Release) Kind() string { return "Release" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Query) Words() int { return 4 }
+
+// Words is the message's size in words (cs.Message.Words).
 func (m Response1) Words() int { return 5 + len(m.ProcsInCS) }
-func (m Response2) Words() int { return 5 + len(m.ProcsInCS) }
-func (Acquire) Words() int     { return 3 }
-func (Ack) Words() int         { return 3 }
-func (Release) Words() int     { return 3 }
 
+// Words is the message's size in words (cs.Message.Words).
+func (m Response2) Words() int { return 5 + len(m.ProcsInCS) }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Acquire) Words() int { return 3 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Ack) Words() int { return 3 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Release) Words() int { return 3 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Query) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'Q'), m.ReqCnt) }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Response1) AppendBinary(b []byte) []byte {
 	return cs.AppendInt(cs.AppendIDs(append(b, '1'), m.ProcsInCS), m.ReqCnt)
 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Response2) AppendBinary(b []byte) []byte {
 	return cs.AppendInt(cs.AppendIDs(append(b, '2'), m.ProcsInCS), m.ReqCnt)
 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (Acquire) AppendBinary(b []byte) []byte { return append(b, 'A') }
-func (Ack) AppendBinary(b []byte) []byte     { return append(b, 'K') }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (Ack) AppendBinary(b []byte) []byte { return append(b, 'K') }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (Release) AppendBinary(b []byte) []byte { return append(b, 'R') }

@@ -40,13 +40,24 @@ type Request struct{ Last int64 }
 // Reply is REPLY(j, x) of Algorithm 1, lines 19 and 27: Count permissions.
 type Reply struct{ Count int32 }
 
+// Kind is "REQUEST".
 func (Request) Kind() string { return "REQUEST" }
-func (Reply) Kind() string   { return "REPLY" }
-func (Request) Words() int   { return 4 }
-func (Reply) Words() int     { return 4 }
+
+// Kind is "REPLY".
+func (Reply) Kind() string { return "REPLY" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Request) Words() int { return 4 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Reply) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Request) AppendBinary(b []byte) []byte {
 	return cs.AppendInt(append(b, 'Q'), m.Last)
 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Reply) AppendBinary(b []byte) []byte {
 	return cs.AppendInt(append(b, 'P'), int64(m.Count))
 }
@@ -107,8 +118,10 @@ func New(p cs.Params) ([]cs.Machine, error) {
 	return ms, nil
 }
 
+// Self is P_i.
 func (m *Machine) Self() cs.ID { return cs.ID(m.i) }
 
+// State is the process's state in the CS object.
 func (m *Machine) State() cs.State {
 	if m.state == inCS {
 		return cs.InCS
@@ -116,6 +129,7 @@ func (m *Machine) State() cs.State {
 	return cs.OutCS
 }
 
+// Pending is the request in progress, or cs.None.
 func (m *Machine) Pending() cs.Op {
 	if m.state == requesting {
 		return cs.Entry
@@ -201,6 +215,7 @@ func before(a int64, i int32, b int64, j int32) bool {
 	return a < b || (a == b && i < j)
 }
 
+// Clone returns a deep copy (cs.Machine).
 func (m *Machine) Clone() cs.Machine {
 	c := *m
 	// One backing array for both counters: the model checker clones a
@@ -214,6 +229,7 @@ func (m *Machine) Clone() cs.Machine {
 	return &c
 }
 
+// AppendState appends the canonical encoding of the machine's state.
 func (m *Machine) AppendState(b []byte) []byte {
 	b = append(b, byte(m.state))
 	b = cs.AppendInt(b, m.H)
@@ -226,4 +242,5 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// String names the machine for reports.
 func (m *Machine) String() string { return Name }
