@@ -135,6 +135,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--expected-states %d is out of range: need >= 0 (0: grow as needed)", f.expected)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
+	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
+		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
+	case f.search == "dfs" && cmd.Flags().Changed("workers"):
+		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
 	}

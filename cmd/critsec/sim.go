@@ -108,6 +108,9 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return badInput("--tt-dist: %v", err)
 	}
+	if !f.fifo && transit == sim.Const {
+		return badInput("--fifo=false has no effect with constant transit times: every link stays in order; add --tt-dist exp")
+	}
 	switch {
 	case f.entries < 0:
 		return badInput("--entries %d is out of range: need entries >= 1 (or 0 with --max-time)", f.entries)

@@ -153,6 +153,7 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "mutin", "--kmex", "raymond"}, // gcs only
 		{"--problem", "/nonexistent-file.json"},
 		{"--n", "100001"},
+		{"--fifo=false"}, // constant transit keeps links in order
 	}
 	for _, args := range bad {
 		code, out := runCLI(t, append([]string{"sim"}, args...)...)
