@@ -53,6 +53,9 @@ type Config struct {
 	// their initial state (built with the alg registry). Run drives them
 	// in place.
 	Machines []cs.Machine
+	// Progress, when set, is called every 2^16 events with the run so
+	// far. It only observes: results do not depend on it.
+	Progress func(Progress)
 	// Property is the safety property checked after every event (crashed
 	// processes do not count); its N must be the number of machines.
 	Property *property.Property
@@ -118,6 +121,13 @@ type Config struct {
 type Crash struct {
 	At   float64
 	Node cs.ID
+}
+
+// Progress is a snapshot of a run in progress.
+type Progress struct {
+	// Events taken from the queue, CS entries completed, simulated time.
+	Events, Entries int64
+	Time            float64
 }
 
 // Validate returns an error naming the first bad field, its value and the

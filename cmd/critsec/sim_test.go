@@ -154,6 +154,8 @@ func TestSimBadInput(t *testing.T) {
 		{"--problem", "/nonexistent-file.json"},
 		{"--n", "100001"},
 		{"--fifo=false"}, // constant transit keeps links in order
+		{"--alg", "raymond", "--n", "100000", "--k", "3"}, // 84 GB of machines
+		{"--max-memory", "-1"},
 	}
 	for _, args := range bad {
 		code, out := runCLI(t, append([]string{"sim"}, args...)...)
