@@ -206,15 +206,15 @@ type engine struct {
 	clock float64
 	cur   int32
 	// what is being handled, for violation reports
-	curKind     uint8
-	curFrom     int32
-	curMsg      cs.Message
-	curOp       cs.Op
-	inCS        int // live processes InCS, for the statistics
-	safety      *property.Tracker
-	eff         cs.Effects
-	lastChange  float64
-	inCSTime    []float64
+	curKind    uint8
+	curFrom    int32
+	curMsg     cs.Message
+	curOp      cs.Op
+	inCS       int // live processes InCS, for the statistics
+	safety     *property.Tracker
+	eff        cs.Effects
+	lastChange float64
+	inCSTime   []float64
 	// lastArrival[link] is the arrival time of the last copy sent on link
 	// (from-1)*n+(to-1), kept only when FIFO needs clamping (exponential
 	// transit) and only for links whose last copy may still be in transit

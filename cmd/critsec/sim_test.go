@@ -153,7 +153,7 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "mutin", "--kmex", "raymond"}, // gcs only
 		{"--problem", "/nonexistent-file.json"},
 		{"--n", "100001"},
-		{"--fifo=false"}, // constant transit keeps links in order
+		{"--fifo=false"},                                  // constant transit keeps links in order
 		{"--alg", "raymond", "--n", "100000", "--k", "3"}, // 84 GB of machines
 		{"--max-memory", "-1"},
 	}
