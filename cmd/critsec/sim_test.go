@@ -260,3 +260,13 @@ func TestIOErrorStatus(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
+
+// TestVersion: `critsec version` and `critsec --version` print the same
+// line: the module version and what is known of the commit.
+func TestVersion(t *testing.T) {
+	c1, v1 := runCLI(t, "version")
+	c2, v2 := runCLI(t, "--version")
+	if c1 != 0 || c2 != 0 || v1 != v2 || !strings.HasPrefix(v1, "critsec ") || !strings.Contains(v1, "commit") {
+		t.Fatalf("version: %d %q; --version: %d %q", c1, v1, c2, v2)
+	}
+}
