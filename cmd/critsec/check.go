@@ -190,7 +190,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		h := trace.Header{
 			Alg: pr.alg.Name, N: n, L: pr.params.L, K: pr.params.K, Initial: pr.params.Initial,
 			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.coterie, Quorums: pr.params.Quorums,
-			Params: map[string]any{"budget": f.budget},
+			Params: map[string]any{"budget": f.budget}, Demonstrates: &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail},
 		}
 		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
 			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
