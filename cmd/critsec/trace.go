@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"critsec/cs"
 	"critsec/trace"
 )
 
@@ -121,7 +122,7 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 		}
 	}
 	if v := rep.Violation; v != nil {
-		fmt.Fprintf(w, "violation: %s line %d (t=%g, %s): %s; InCS: %s\n", name, v.Line, v.T, v.Event, v.Reason, idList(v.InCS))
+		fmt.Fprintf(w, "violation: %s line %d (t=%g, %s): %s; InCS: %s\n", name, v.Line, v.T, v.Event, v.Reason, fewIDs(v.InCS))
 		return
 	}
 	word := "ok"
@@ -136,7 +137,16 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 		word, rep.Events, rep.MaxInCS, rep.MinInCS, bounds, rep.Unreceived, rep.Pending)
 	en, ex := rep.Entries[1:], rep.Exits[1:]
 	fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
-		slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), idList(rep.NeverEntered()), idList(rep.NeverExited()))
+		slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), fewIDs(rep.NeverEntered()), fewIDs(rep.NeverExited()))
+}
+
+// fewIDs is idList for at most 10 ids, then how many there are in all: a
+// trace of a million processes gets a readable line.
+func fewIDs(ids []cs.ID) string {
+	if len(ids) <= 10 {
+		return idList(ids)
+	}
+	return fmt.Sprintf("%s ... (%d processes)", idList(ids[:10]), len(ids))
 }
 
 func init() {
