@@ -132,7 +132,8 @@ func TestTraceCheckStdin(t *testing.T) {
 	code, out, _ = runCLIErr(t, cliHeader+`{"t":1,"ev":"recv","node":1,"from":2,"msg":"A"}`, "trace", "check", "-")
 	if code != 1 || !strings.HasPrefix(out, "violation: standard input line 2") {
 		t.Fatalf("exit %d: %q", code, out)
-	}	// Long lists of processes are cut to ten and a count.
+	}
+	// Long lists of processes are cut to ten and a count.
 	code, out, _ = runCLIErr(t, strings.Replace(cliHeader, `"n":2`, `"n":20`, 1), "trace", "check", "-")
 	if code != 0 || !strings.Contains(out, "never entered: P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 ... (20 processes); never exited:") {
 		t.Fatalf("exit %d: %q", code, out)
