@@ -175,7 +175,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		h := trace.Header{
 			Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K, Initial: pr.Params.Initial,
 			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
-			Params: map[string]any{"budget": f.budget},
+			Params: map[string]any{"budget": f.budget}, Demonstrates: &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail},
 		}
 		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
 			return fmt.Errorf("--trace %s: %w", f.tracePath, err)

@@ -103,6 +103,7 @@ func main() {
 }
 
 func run(args []string) int {
+	refuseUnknownSubcommands(rootCmd)
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()
 	switch {
@@ -117,6 +118,19 @@ func run(args []string) int {
 		return 2
 	}
 	return 3
+}
+
+// refuseUnknownSubcommands makes every command group below c (a command
+// with subcommands and nothing to run itself) refuse an unknown subcommand
+// as bad input; cobra would print the group's help and exit 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.NoArgs
+			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+		refuseUnknownSubcommands(sub)
+	}
 }
 
 // isCobraUsage recognizes cobra's own errors for unknown commands and bad

@@ -16,16 +16,28 @@ import (
 // output. Afterwards every flag of every command is back at its default, as
 // in a fresh process (cobra keeps flag values between Execute calls, --help
 // included).
+// runCLI runs critsec with args and returns its exit status and what it
+// wrote to standard output followed by standard error.
 func runCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
+	code, out, errOut := runCLIErr(t, "", args...)
+	return code, out + errOut
+}
+
+// runCLIErr runs critsec with args and standard input in, and returns its
+// exit status, standard output and standard error apart.
+func runCLIErr(t *testing.T, in string, args ...string) (code int, out, errOut string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	rootCmd.SetOut(&o)
+	rootCmd.SetErr(&e)
+	rootCmd.SetIn(strings.NewReader(in))
 	defer rootCmd.SetOut(nil)
 	defer rootCmd.SetErr(nil)
+	defer rootCmd.SetIn(nil)
 	defer resetFlags(rootCmd)
-	code := run(args)
-	return code, out.String()
+	code = run(args)
+	return code, o.String(), e.String()
 }
 
 func resetFlags(c *cobra.Command) {
