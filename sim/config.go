@@ -188,7 +188,7 @@ func (c *Config) Validate() error {
 // transit_dist, entries, max_time and drain as parameters.
 func TraceHeader(c Config, h trace.Header) trace.Header {
 	h.Runtime = "sim"
-	h.Lo, h.Hi = c.Property.GlobalBounds()
+	h.SetProperty(c.Property)
 	h.FIFO = !c.Unordered
 	h.Seed = c.Seed
 	p := map[string]any{

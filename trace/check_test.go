@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
@@ -238,5 +239,29 @@ func TestCheckClaims(t *testing.T) {
 				t.Fatalf("got %s: %q, want %s: %q", rep.Confirmation, rep.ClaimNote, c.want, c.note)
 			}
 		})
+	}
+}
+
+// TestSetPropertyRoundTrip: a header written with SetProperty gives back
+// the same bounds through Property, global and local.
+func TestSetPropertyRoundTrip(t *testing.T) {
+	g, err := property.Global(5, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := property.Local([][]cs.ID{{2, 4}, {1, 3}, {2, 4}, {3, 1}}, []int{0, 1, 0, 1}, []int{2, 2, 3, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*property.Property{g, l} {
+		var h trace.Header
+		h.SetProperty(want)
+		got, err := h.Property()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.IsGlobal() != want.IsGlobal() || !reflect.DeepEqual(got.Bounds(), want.Bounds()) {
+			t.Errorf("%v: read back %v", want.Bounds(), got.Bounds())
+		}
 	}
 }

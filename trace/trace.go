@@ -220,6 +220,30 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// SetProperty writes p into h: Lo and Hi for a global property; Neighbors
+// and LK for a local one (each bound's members but the process itself, and
+// its Lo and Hi). Property reads it back.
+func (h *Header) SetProperty(p *property.Property) {
+	h.N = p.N()
+	if p.IsGlobal() {
+		h.Lo, h.Hi = p.GlobalBounds()
+		h.Neighbors, h.LK = nil, nil
+		return
+	}
+	h.Lo, h.Hi = 0, p.N()
+	h.Neighbors, h.LK = make(Neighbors, p.N()), make(LK, p.N())
+	for i, b := range p.Bounds() {
+		self := cs.ID(i + 1)
+		ns := make([]cs.ID, 0, len(b.Members)-1)
+		for _, m := range b.Members {
+			if m != self {
+				ns = append(ns, m)
+			}
+		}
+		h.Neighbors[i], h.LK[i] = ns, [2]int{b.Lo, b.Hi}
+	}
+}
+
 // Property returns the safety property the run promised: with Neighbors
 // and LK the local bounds (property.Local: at least l_i and at most k_i of
 // N_i ∪ {P_i} InCS, for every process i), else the global bound

@@ -172,11 +172,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("%v", err)
 	}
 	if f.tracePath != "" && res.Violation != nil {
-		h := trace.Header{
-			Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K, Initial: pr.Params.Initial,
-			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
-			Params: map[string]any{"budget": f.budget}, Demonstrates: &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail},
-		}
+		h := pr.traceHeader()
+		h.FIFO = !f.unordered
+		h.Params = map[string]any{"budget": f.budget}
+		h.Demonstrates = &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail}
 		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
 			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
 		}

@@ -175,10 +175,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 			return badInput("--trace %s: %v", f.tracePath, err)
 		}
 		defer out.Close()
-		h := sim.TraceHeader(cfg, trace.Header{
-			Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K,
-			Initial: pr.Params.Initial, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
-		})
+		h := sim.TraceHeader(cfg, pr.traceHeader())
 		cfg.Trace = trace.NewWriter(out, h)
 	}
 	res, err := sim.Run(cfg)
