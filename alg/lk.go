@@ -126,7 +126,7 @@ func mutinBytes(p cs.Params) int64 {
 	if p.Options.String(mxOption.Name) == "ra" {
 		mx = raymondBytes(p)
 	}
-	return 384 + int64(p.N)/2 + mx
+	return 384 + 3*int64(p.N)/4 + mx
 }
 
 // kmutexBytes is the size of a Co(MUTIN(n-k)) machine.
