@@ -30,11 +30,7 @@ func (c familyCase) build(t *testing.T) ([]cs.Machine, *Problem) {
 	}
 	spec := a.SpecFor(c.n, c.l, c.k)
 	spec.Coterie = c.coterie
-	pr, err := Resolve(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := pr.Machines()
+	pr, ms, err := Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,26 +51,30 @@ func (s *spy) Receive(env cs.Env, from cs.ID, m cs.Message) error {
 	return s.Machine.Receive(spyEnv{env, s}, from, m)
 }
 
+// optionVariants returns the options to try a with: none (the defaults),
+// and, when all is set, each choice of each option on its own.
+func optionVariants(a Algorithm, all bool) []map[string]string {
+	variants := []map[string]string{nil}
+	for _, o := range a.Options {
+		for _, c := range o.Choices {
+			if all {
+				variants = append(variants, map[string]string{o.Name: c})
+			}
+		}
+	}
+	return variants
+}
+
 // TestMessageKinds checks the contract of cs.Message on every registered
 // algorithm with every option: within an algorithm a kind names one Go
 // type, so a runtime may key messages by kind and encoding (the model
 // checker's interner, a network decoder).
 func TestMessageKinds(t *testing.T) {
 	for _, a := range All() {
-		variants := []map[string]string{nil}
-		for _, o := range a.Options {
-			for _, c := range o.Choices {
-				variants = append(variants, map[string]string{o.Name: c})
-			}
-		}
-		for _, opts := range variants {
+		for _, opts := range optionVariants(a, true) {
 			spec := a.SpecFor(6, 1, 3)
 			spec.Options = opts
-			pr, err := Resolve(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ms, err := pr.Machines()
+			pr, ms, err := Build(spec)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,16 +31,7 @@ func TestProcessBytes(t *testing.T) {
 			if strings.HasSuffix(a.Name, "-paper") {
 				continue
 			}
-			variants := []map[string]string{nil}
-			for _, o := range a.Options {
-				if testing.Short() {
-					break
-				}
-				for _, c := range o.Choices {
-					variants = append(variants, map[string]string{o.Name: c})
-				}
-			}
-			for _, opts := range variants {
+			for _, opts := range optionVariants(a, !testing.Short()) {
 				spec := a.SpecFor(n, n/3, n-n/3)
 				spec.Options = opts
 				pr, err := Resolve(spec)

@@ -72,6 +72,19 @@ func (p *Problem) Machines() ([]cs.Machine, error) {
 	return ms, nil
 }
 
+// Build resolves s and builds its machines: Resolve, then Machines.
+func Build(s Spec) (*Problem, []cs.Machine, error) {
+	p, err := Resolve(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := p.Machines()
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, ms, nil
+}
+
 // MachineBytes estimates the memory of the machines of all n processes at
 // the start of a run, from above (Algorithm.ProcessBytes).
 func (p *Problem) MachineBytes() int64 {

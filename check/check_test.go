@@ -44,11 +44,7 @@ func build(t testing.TB, name string, n, l, k int, cot string) ([]cs.Machine, *p
 	}
 	spec := a.SpecFor(n, l, k)
 	spec.Coterie = cot
-	pr, err := alg.Resolve(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := pr.Machines()
+	pr, ms, err := alg.Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
