@@ -147,3 +147,44 @@ func TestCheckMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterEvent: events written one by one with Writer.Event read back
+// equal, and a kind the format does not have is an error.
+func TestWriterEvent(t *testing.T) {
+	rd, err := trace.NewReader(strings.NewReader(hdr + okBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []trace.Event
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		in = append(in, ev)
+	}
+	in = append(in, trace.Event{T: 6, Ev: trace.EvCrash, Node: 3}, trace.Event{T: 7, Ev: trace.EvSuspect, Node: 1, Who: 3})
+	var b strings.Builder
+	tw := trace.NewWriter(&b, rd.Header)
+	for _, ev := range in {
+		tw.Event(ev)
+	}
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rd2, err := trace.NewReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range in {
+		got, err := rd2.Next()
+		if err != nil || got != want {
+			t.Fatalf("event %d: read back %+v (%v), want %+v", i, got, err, want)
+		}
+	}
+	tw = trace.NewWriter(&b, rd.Header)
+	tw.Event(trace.Event{T: 8, Ev: "teleport", Node: 1})
+	if err := tw.Flush(); err == nil || !strings.Contains(err.Error(), `"teleport"`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+}

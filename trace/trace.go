@@ -213,6 +213,29 @@ func (tw *Writer) Suspect(t float64, node, who cs.ID) {
 	tw.end(appendField(tw.start(t, EvSuspect, node), "who", int64(who)))
 }
 
+// Event writes ev, for runtimes that keep events as values (the model
+// checker's paths, the test network). An unknown kind is a sticky error.
+func (tw *Writer) Event(ev Event) {
+	switch ev.Ev {
+	case EvSend:
+		tw.Send(ev.T, ev.Node, ev.To, ev.Msg, ev.Words)
+	case EvRecv:
+		tw.Recv(ev.T, ev.Node, ev.From, ev.Msg)
+	case EvRequest:
+		tw.end(appendString(tw.start(ev.T, EvRequest, ev.Node), "op", ev.Op))
+	case EvState:
+		tw.end(appendString(tw.start(ev.T, EvState, ev.Node), "state", ev.State))
+	case EvCrash:
+		tw.Crash(ev.T, ev.Node)
+	case EvSuspect:
+		tw.Suspect(ev.T, ev.Node, ev.Who)
+	default:
+		if tw.err == nil {
+			tw.err = fmt.Errorf("trace: event kind %q is not part of the format", ev.Ev)
+		}
+	}
+}
+
 // Err returns the first write error, if any.
 func (tw *Writer) Err() error { return tw.err }
 
