@@ -54,7 +54,7 @@ type Header struct {
 	// `critsec trace check` enforces; for the global problems they are l and k.
 	Lo int `json:"lo"`
 	Hi int `json:"hi"`
-	// Runtime is "sim", "check" or "node".
+	// Runtime is "sim", "check", "node" or "testnet" (the test network).
 	Runtime string `json:"runtime"`
 	// FIFO reports whether every link delivered in send order.
 	FIFO bool `json:"fifo"`
