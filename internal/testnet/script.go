@@ -98,6 +98,9 @@ func Choice[V any](args map[string]string, key string, choices map[string]V) (V,
 //	                    lines. Starts a section. Output: the steps whose
 //	                    effects differ from the first run's.
 func RunScripts(t *testing.T, dir string, build Builder) {
+	if files, err := os.ReadDir(dir); err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in %s: %v", dir, err)
+	}
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
 		s := &script{build: build}
 		datadriven.RunTest(t, path, s.handle)
