@@ -43,7 +43,16 @@ type Algorithm struct {
 	Options []Option
 	// New validates p and returns the machines of processes 1..n in order.
 	New func(p cs.Params) ([]cs.Machine, error)
+	// ProcessBytes estimates the memory of one process's machine for p,
+	// in bytes, at the start of a run, from above: the runtimes refuse a
+	// problem that cannot fit before they build it (TestProcessBytes keeps
+	// the estimate between the measured size and four times it plus 1 kB).
+	ProcessBytes func(p cs.Params) int64
 }
+
+// raymondBytes is the size of a Raymond machine: two counters per peer
+// (reply_count and defer_count) and a few words.
+func raymondBytes(p cs.Params) int64 { return 9*int64(p.N) + 256 }
 
 // globalBounds is the Property of the algorithms of the global family:
 // p.L <= #InCS <= p.K over all processes.
@@ -58,6 +67,7 @@ var registry = []Algorithm{
 		Property:       globalBounds,
 		DefaultInitial: func(cs.Params) []cs.ID { return nil },
 		New:            raymond.New,
+		ProcessBytes:   raymondBytes,
 	},
 }
 

@@ -5,6 +5,16 @@ import (
 	"critsec/cs"
 )
 
+// maekawaBytes is the size of a Maekawa machine: a few words, its quorum
+// and its arbiter's queue, which starts empty.
+func maekawaBytes(p cs.Params) int64 {
+	q := 0
+	for _, qi := range p.Quorums {
+		q = max(q, len(qi))
+	}
+	return 256 + 8*int64(q)
+}
+
 // Maekawa's quorum-based mutual exclusion (Maekawa 1985), the mx object of
 // the global (l,k)-CS paper. "maekawa" is the corrected variant;
 // "maekawa-paper" is the algorithm as published, which can deadlock
@@ -24,6 +34,7 @@ func init() {
 			// No process InCS, as usual for mutual exclusion.
 			DefaultInitial: func(cs.Params) []cs.ID { return nil },
 			New:            build,
+			ProcessBytes:   maekawaBytes,
 		})
 	}
 }

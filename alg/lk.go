@@ -42,6 +42,7 @@ func init() {
 				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
+				ProcessBytes:   mutinBytes,
 			},
 			Algorithm{
 				Name:     kmutex.Name + suffix,
@@ -52,6 +53,7 @@ func init() {
 				DefaultInitial: func(cs.Params) []cs.ID { return nil },
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, mutinOptions(p, v)) },
+				ProcessBytes:   kmutexBytes,
 			},
 			Algorithm{
 				Name:     gcs.Name + suffix,
@@ -64,6 +66,7 @@ func init() {
 				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
 				Options:        []Option{mxOption, kmexOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return gcs.New(p, gcsOptions(v)) },
+				ProcessBytes:   gcsBytes,
 			},
 		)
 	}
@@ -114,6 +117,28 @@ func gcsOptions(v mutin.Variant) gcs.Options {
 			}
 		},
 	}
+}
+
+// mutinBytes is the size of a MUTIN machine: a few sets of n bits and its
+// mx child.
+func mutinBytes(p cs.Params) int64 {
+	mx := maekawaBytes(p)
+	if p.Options.String(mxOption.Name) == "ra" {
+		mx = raymondBytes(p)
+	}
+	return 384 + int64(p.N)/2 + mx
+}
+
+// kmutexBytes is the size of a Co(MUTIN(n-k)) machine.
+func kmutexBytes(p cs.Params) int64 { return mutinBytes(p) + 128 }
+
+// gcsBytes is the size of a (l,k)-GCS machine: its two children.
+func gcsBytes(p cs.Params) int64 {
+	kmex := kmutexBytes(p)
+	if p.Options.String(kmexOption.Name) == "raymond" {
+		kmex = raymondBytes(p)
+	}
+	return mutinBytes(p) + kmex + 128
 }
 
 // firstIDs returns processes 1..c.

@@ -72,6 +72,12 @@ func (p *Problem) Machines() ([]cs.Machine, error) {
 	return ms, nil
 }
 
+// MachineBytes estimates the memory of the machines of all n processes at
+// the start of a run, from above (Algorithm.ProcessBytes).
+func (p *Problem) MachineBytes() int64 {
+	return int64(p.Params.N) * p.Alg.ProcessBytes(p.Params)
+}
+
 // Resolve validates s and fills in the defaults. Its errors are one line
 // each, naming the field, its value and what is allowed.
 func Resolve(s Spec) (*Problem, error) {

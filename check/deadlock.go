@@ -104,7 +104,7 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 				id, p.pending, explored)}}
 		default:
 			return stopVerdict{outcome: undecided, prob: problem{KindDeadlock, fmt.Sprintf(
-				"could not decide whether P%d's pending %s is deadlocked: the re-exploration with refilled budgets hit its limit of %d states (raise it with DeadlockStates / --deadlock-states)",
+				"could not decide whether P%d's pending %s is deadlocked: the re-exploration with refilled budgets hit its limit of %d states (raise it with --deadlock-states)",
 				id, p.pending, w.e.cfg.DeadlockStates)}}
 		}
 	}

@@ -23,5 +23,5 @@ func overMemory(limit uint64) bool {
 // memoryReason is the Incomplete reason of a run stopped by MaxMemory.
 func memoryReason(limit uint64, depth int, states int64) string {
 	return fmt.Sprintf("memory limit %.1f GB reached at depth %d after %d states: the breadth-first frontier does not fit; "+
-		"explore depth-first (--search dfs, Config.DepthFirst), which keeps 12-32 bytes per visited state plus the distinct machines and messages", float64(limit)/(1<<30), depth, states)
+		"explore depth-first (--search dfs), which keeps 12-32 bytes per visited state plus the distinct machines and messages", float64(limit)/(1<<30), depth, states)
 }

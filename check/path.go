@@ -121,28 +121,7 @@ func WriteTrace(w io.Writer, h trace.Header, path []Step) error {
 	tw := trace.NewWriter(w, h)
 	for _, s := range path {
 		for _, ev := range s.Events {
-			switch ev.Ev {
-			case trace.EvSend:
-				tw.Send(ev.T, ev.Node, ev.To, ev.Msg, ev.Words)
-			case trace.EvRecv:
-				tw.Recv(ev.T, ev.Node, ev.From, ev.Msg)
-			case trace.EvRequest:
-				op := cs.Entry
-				if ev.Op == cs.Exit.String() {
-					op = cs.Exit
-				}
-				tw.Request(ev.T, ev.Node, op)
-			case trace.EvState:
-				st := cs.OutCS
-				if ev.State == cs.InCS.String() {
-					st = cs.InCS
-				}
-				tw.State(ev.T, ev.Node, st)
-			case trace.EvCrash:
-				tw.Crash(ev.T, ev.Node)
-			case trace.EvSuspect:
-				tw.Suspect(ev.T, ev.Node, ev.Who)
-			}
+			tw.Event(ev)
 		}
 	}
 	return tw.Flush()

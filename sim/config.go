@@ -53,6 +53,9 @@ type Config struct {
 	// their initial state (built with the alg registry). Run drives them
 	// in place.
 	Machines []cs.Machine
+	// Progress, when set, is called every 2^16 events with the run so
+	// far. It only observes: results do not depend on it.
+	Progress func(Progress)
 	// Property is the safety property checked after every event (crashed
 	// processes do not count); its N must be the number of machines.
 	Property *property.Property
@@ -120,6 +123,13 @@ type Crash struct {
 	Node cs.ID
 }
 
+// Progress is a snapshot of a run in progress.
+type Progress struct {
+	// Events taken from the queue, CS entries completed, simulated time.
+	Events, Entries int64
+	Time            float64
+}
+
 // Validate returns an error naming the first bad field, its value and the
 // allowed range.
 func (c *Config) Validate() error {
@@ -178,7 +188,7 @@ func (c *Config) Validate() error {
 // transit_dist, entries, max_time and drain as parameters.
 func TraceHeader(c Config, h trace.Header) trace.Header {
 	h.Runtime = "sim"
-	h.Lo, h.Hi = c.Property.GlobalBounds()
+	h.SetProperty(c.Property)
 	h.FIFO = !c.Unordered
 	h.Seed = c.Seed
 	p := map[string]any{

@@ -206,16 +206,21 @@ type engine struct {
 	clock float64
 	cur   int32
 	// what is being handled, for violation reports
-	curKind     uint8
-	curFrom     int32
-	curMsg      cs.Message
-	curOp       cs.Op
-	inCS        int // live processes InCS, for the statistics
-	safety      *property.Tracker
-	eff         cs.Effects
-	lastChange  float64
-	inCSTime    []float64
-	lastArrival []float64 // per link (from-1)*n+(to-1), when FIFO needs clamping
+	curKind    uint8
+	curFrom    int32
+	curMsg     cs.Message
+	curOp      cs.Op
+	inCS       int // live processes InCS, for the statistics
+	safety     *property.Tracker
+	eff        cs.Effects
+	lastChange float64
+	inCSTime   []float64
+	// lastArrival[link] is the arrival time of the last copy sent on link
+	// (from-1)*n+(to-1), kept only when FIFO needs clamping (exponential
+	// transit) and only for links whose last copy may still be in transit
+	// (pruneArrivals): memory follows the messages in flight, not n².
+	lastArrival map[int64]float64
+	pruneAt     int
 	stopping    bool
 	done        bool
 	entryW      hist
@@ -247,7 +252,8 @@ func newEngine(cfg *Config) *engine {
 		exitW:    newHist(),
 	}
 	if cfg.transitDist() == Exp && !cfg.Unordered {
-		e.lastArrival = make([]float64, n*n)
+		e.lastArrival = map[int64]float64{}
+		e.pruneAt = minPrune
 	}
 	for i, m := range cfg.Machines {
 		nd := &e.nodes[i+1]
@@ -304,6 +310,9 @@ func (e *engine) loop() {
 		ev := e.q.pop()
 		e.now = ev.t
 		e.res.Events++
+		if e.res.Events&(1<<16-1) == 0 && e.cfg.Progress != nil {
+			e.cfg.Progress(Progress{Events: e.res.Events, Entries: e.res.Entries, Time: e.now})
+		}
 		switch ev.kind {
 		case evArrive:
 			nd := &e.nodes[ev.node]
@@ -477,12 +486,34 @@ func (e *engine) send(to cs.ID, m cs.Message) {
 	if e.cfg.transitDist() == Exp {
 		t = e.clock + e.cfg.Tt*e.rng.ExpFloat64()
 		if e.lastArrival != nil {
-			l := &e.lastArrival[int(e.cur-1)*e.n+int(to-1)]
-			t = max(t, *l)
-			*l = t
+			link := int64(e.cur-1)*int64(e.n) + int64(to-1)
+			if l, ok := e.lastArrival[link]; ok {
+				t = max(t, l)
+			}
+			e.lastArrival[link] = t
+			if len(e.lastArrival) >= e.pruneAt {
+				e.pruneArrivals()
+			}
 		}
 	}
 	e.q.pushMsg(event{t: t, kind: evArrive, node: int32(to), from: e.cur}, m)
+}
+
+// minPrune is the smallest size of lastArrival at which it is pruned.
+const minPrune = 1024
+
+// pruneArrivals forgets the links whose last copy has arrived (an arrival
+// time not after now): a later copy on such a link departs after now and
+// needs no clamping. The next prune comes when the map has doubled, so the
+// cost is amortized O(1) per send. Which entries go does not depend on the
+// map's order, so runs stay deterministic.
+func (e *engine) pruneArrivals() {
+	for link, t := range e.lastArrival {
+		if t <= e.now {
+			delete(e.lastArrival, link)
+		}
+	}
+	e.pruneAt = max(minPrune, 2*len(e.lastArrival))
 }
 
 // changed acts on a state change of the machine being run, its new

@@ -4,20 +4,26 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"critsec/cs"
+	"critsec/property"
 )
 
 // Report is what Check found in a trace.
 type Report struct {
 	Header Header
-	// Lo and Hi are the bounds checked: the header's "lo" and "hi", or its
-	// l and k when the header has no bounds.
+	// Property is the safety property checked (Header.Property).
+	Property *property.Property
+	// Lo and Hi are the global bounds checked: the header's "lo" and "hi",
+	// or its l and k when the header has no bounds; 0 and n for a local
+	// property, which bounds neighbourhoods instead.
 	Lo, Hi int
 	// Events is the number of events after the header.
 	Events int64
-	// MinInCS and MaxInCS are the extremes of #InCS, the initial
-	// configuration included (up to the violation, if any).
+	// MinInCS and MaxInCS are the extremes of #InCS over all live
+	// processes, the initial configuration included (up to the violation,
+	// if any).
 	MinInCS, MaxInCS int
 	// Unreceived counts sends never matched by a recv: messages still in
 	// transit when the trace ends, or lost at crashed processes. It is not
@@ -31,7 +37,51 @@ type Report struct {
 	Entries, Exits []int64
 	// Violation is the first inconsistency, or nil.
 	Violation *Violation
+	// Claim is the header's "demonstrates" (nil when it claims nothing),
+	// Confirmation whether the trace shows it, and ClaimNote why, in one
+	// sentence.
+	Claim        *Claim
+	Confirmation Confirmation
+	ClaimNote    string
 }
+
+// Confirmation is Check's answer to a header's claim.
+type Confirmation uint8
+
+const (
+	// NoClaim: the header claims nothing.
+	NoClaim Confirmation = iota
+	// Confirmed: the trace shows the claimed violation.
+	Confirmed
+	// NotConfirmed: the trace does not show it (it shows another
+	// violation, or none, or its end is not a deadlock).
+	NotConfirmed
+	// CannotConfirm: nothing in the trace contradicts the claim, but a
+	// trace alone cannot show it (a deadlock decided by searching the
+	// continuations, a machine's refusal or error, which traces do not
+	// record).
+	CannotConfirm
+)
+
+// String is the word trace check prints: "confirmed", "not confirmed",
+// "cannot confirm" ("no claim" for NoClaim).
+func (c Confirmation) String() string {
+	return [...]string{"no claim", "confirmed", "not confirmed", "cannot confirm"}[c]
+}
+
+// Rules a violation breaks (Violation.Rule).
+const (
+	// RuleBounds: the safety property (Header.Property).
+	RuleBounds = "bounds"
+	// RuleMessages: a recv without a matching send in transit.
+	RuleMessages = "messages"
+	// RuleConvention: a request or state change against the invocation
+	// convention.
+	RuleConvention = "convention"
+	// RuleRun: the run is not well formed (ids out of range, time going
+	// back, a crashed process acting).
+	RuleRun = "run"
+)
 
 // Violation is the first event that breaks a rule of the trace.
 type Violation struct {
@@ -40,22 +90,31 @@ type Violation struct {
 	// T is the event's time; Event describes it ("P2 received REPLY from P1").
 	T     float64
 	Event string
-	// Reason says which rule it breaks.
+	// Rule is the rule broken (RuleBounds, ...); Reason says how.
+	Rule   string
 	Reason string
+	// Failure is the bound that broke, for RuleBounds.
+	Failure *property.Failure
 	// InCS lists the live processes InCS just after the event.
 	InCS []cs.ID
 }
 
-// Error is the one-line report.
+// Error is the violation in one line.
 func (v *Violation) Error() string {
 	return fmt.Sprintf("line %d (t=%g, %s): %s; InCS: %v", v.Line, v.T, v.Event, v.Reason, v.InCS)
 }
 
-// Check reads a whole trace and re-checks the run it records, on its own:
+// Check reads a whole trace with the default Limits and re-checks the run
+// it records; see CheckLimits.
+func Check(r io.Reader) (*Report, error) { return CheckLimits(r, Limits{}) }
+
+// CheckLimits reads a whole trace and re-checks the run it records, on its
+// own:
 //
-//   - the initial configuration (header "initial") is within the bounds
-//     and #InCS stays within them after every event (a crashed process no
-//     longer counts);
+//   - the safety property of the header (Header.Property: global bounds
+//     lo..hi, or local bounds l_i..k_i on every neighbourhood) holds in the
+//     initial configuration (header "initial", ids valid and distinct) and
+//     after every event; a crashed process no longer counts;
 //   - every recv is matched by an earlier send on the same link (from, to)
 //     with the same message kind, not matched before; when the header says
 //     "fifo": true, it must be the oldest unmatched send of that link;
@@ -66,52 +125,31 @@ func (v *Violation) Error() string {
 //   - node ids lie in 1..n, time never decreases, and a crashed process
 //     takes no further step and does not crash twice.
 //
-// Sends never received at the end are allowed (Report.Unreceived). The
-// error is an I/O error or a *FormatError (a malformed line); the first
-// inconsistency of a well-formed trace is Report.Violation.
-func Check(r io.Reader) (*Report, error) {
-	tr, err := NewReader(r)
+// Sends never received at the end are allowed (Report.Unreceived). When
+// the header claims a violation ("demonstrates"), Report.Confirmation says
+// whether the trace shows it.
+//
+// The error is an I/O error or a *FormatError (a malformed line, or a
+// header over lim: its n above lim.MaxN is refused before any memory is
+// taken for it); the first inconsistency of a well-formed trace is
+// Report.Violation.
+func CheckLimits(r io.Reader, lim Limits) (*Report, error) {
+	tr, err := NewReaderLimits(r, lim)
 	if err != nil {
 		return nil, err
 	}
 	h := tr.Header
-	c := &checker{rep: &Report{Header: h, Lo: h.Lo, Hi: h.Hi}, n: h.N}
-	if !tr.HasBounds {
-		c.rep.Lo, c.rep.Hi = h.L, h.K
+	if h.N >= 1 && h.N <= MaxID && h.N > lim.maxN() {
+		return nil, &FormatError{Line: 1, Err: fmt.Errorf("header: %w", &LimitError{What: "n", Value: int64(h.N), Limit: int64(lim.maxN())})}
 	}
-	if h.N < 1 {
-		return nil, &FormatError{Line: 1, Err: fmt.Errorf("header: n = %d: need n >= 1", h.N)}
+	p, err := h.Property()
+	if err != nil {
+		return nil, &FormatError{Line: 1, Err: fmt.Errorf("header: %w", err)}
 	}
-	if c.rep.Lo < 0 || c.rep.Lo > c.rep.Hi {
-		return nil, &FormatError{Line: 1, Err: fmt.Errorf("header: bounds %d..%d are empty or negative", c.rep.Lo, c.rep.Hi)}
-	}
-	c.fifo = h.FIFO
-	c.state = make([]cs.State, h.N+1)
-	c.rep.Entries, c.rep.Exits = make([]int64, h.N+1), make([]int64, h.N+1)
-	c.pending = make([]cs.Op, h.N+1)
-	c.crashed = make([]bool, h.N+1)
-	c.kinds = map[string]int32{}
-	if c.fifo {
-		c.links = map[int64]*fifo{}
-	} else {
-		c.bags = map[bagKey]int64{}
-	}
+	c := newChecker(h, p)
 	c.line = 1
-	for _, id := range h.Initial {
-		if !c.valid(id) {
-			c.fail(fmt.Sprintf("initial: process id %d is out of range 1..%d", id, h.N))
-			return c.rep, nil
-		}
-		if c.state[id] == cs.InCS {
-			c.fail(fmt.Sprintf("initial: process %d is listed twice", id))
-			return c.rep, nil
-		}
-		c.state[id] = cs.InCS
-		c.inCS++
-	}
-	c.rep.MinInCS, c.rep.MaxInCS = c.inCS, c.inCS
-	if !c.bounds() {
-		return c.rep, nil
+	if !c.initial(h.Initial) {
+		return c.done(), nil
 	}
 	c.lastT = math.Inf(-1)
 	for {
@@ -126,16 +164,10 @@ func Check(r io.Reader) (*Report, error) {
 		c.rep.Events++
 		c.ev = ev
 		if !c.step(ev) {
-			return c.rep, nil
+			return c.done(), nil
 		}
 	}
-	for id := 1; id <= h.N; id++ {
-		if !c.crashed[id] && c.pending[id] != cs.None {
-			c.rep.Pending++
-		}
-	}
-	c.rep.Unreceived = c.sent
-	return c.rep, nil
+	return c.done(), nil
 }
 
 type fifo struct {
@@ -155,23 +187,69 @@ type checker struct {
 	state   []cs.State
 	pending []cs.Op
 	crashed []bool
-	inCS    int
+	prop    *property.Tracker
+	inCS    int // live processes InCS
 	kinds   map[string]int32
+	names   []string // names[k] is the kind interned as k
 	links   map[int64]*fifo
 	bags    map[bagKey]int64
 	sent    int64 // sends not yet matched
-	line    int
-	lastT   float64
-	ev      Event
+	// suspects holds the pairs (i, j) where i has suspected j.
+	suspects map[[2]cs.ID]bool
+	line     int
+	lastT    float64
+	ev       Event
 }
+
+func newChecker(h Header, p *property.Property) *checker {
+	lo, hi := p.GlobalBounds()
+	c := &checker{
+		rep:     &Report{Header: h, Property: p, Lo: lo, Hi: hi, Claim: h.Demonstrates},
+		n:       h.N,
+		fifo:    h.FIFO,
+		state:   make([]cs.State, h.N+1),
+		pending: make([]cs.Op, h.N+1),
+		crashed: make([]bool, h.N+1),
+		kinds:   map[string]int32{},
+	}
+	c.rep.Entries, c.rep.Exits = make([]int64, h.N+1), make([]int64, h.N+1)
+	if c.fifo {
+		c.links = map[int64]*fifo{}
+	} else {
+		c.bags = map[bagKey]int64{}
+	}
+	return c
+}
+
+// initial sets up the initial configuration and checks it.
+func (c *checker) initial(ids []cs.ID) bool {
+	for _, id := range ids {
+		if !c.valid(id) {
+			return c.fail(RuleRun, fmt.Sprintf("initial: process id %d is out of range 1..%d", id, c.n))
+		}
+		if c.state[id] == cs.InCS {
+			return c.fail(RuleRun, fmt.Sprintf("initial: process %d is listed twice", id))
+		}
+		c.state[id] = cs.InCS
+		c.inCS++
+	}
+	c.rep.MinInCS, c.rep.MaxInCS = c.inCS, c.inCS
+	t, f := property.NewTracker(c.rep.Property, c)
+	c.prop = t
+	return c.bounds(f)
+}
+
+// InCS implements property.View: id is live and InCS.
+func (c *checker) InCS(id cs.ID) bool { return c.valid(id) && !c.crashed[id] && c.state[id] == cs.InCS }
 
 func (c *checker) valid(id cs.ID) bool { return id >= 1 && int(id) <= c.n }
 
 func (c *checker) kind(s string) int32 {
 	k, ok := c.kinds[s]
 	if !ok {
-		k = int32(len(c.kinds))
+		k = int32(len(c.names))
 		c.kinds[s] = k
+		c.names = append(c.names, s)
 	}
 	return k
 }
@@ -181,141 +259,291 @@ func (c *checker) link(from, to cs.ID) int64 { return int64(from)*int64(c.n+1) +
 // step checks one event and applies it; false means a violation.
 func (c *checker) step(ev Event) bool {
 	if math.IsNaN(ev.T) || ev.T < c.lastT {
-		return c.fail(fmt.Sprintf("time %g is before the previous event's %g", ev.T, c.lastT))
+		return c.fail(RuleRun, fmt.Sprintf("time %g is before the previous event's %g", ev.T, c.lastT))
 	}
 	c.lastT = ev.T
 	if !c.valid(ev.Node) {
-		return c.fail(fmt.Sprintf("node %d is out of range 1..%d", ev.Node, c.n))
+		return c.fail(RuleRun, fmt.Sprintf("node %d is out of range 1..%d", ev.Node, c.n))
 	}
 	if c.crashed[ev.Node] {
-		return c.fail(fmt.Sprintf("P%d acts after it crashed", ev.Node))
+		return c.fail(RuleRun, fmt.Sprintf("P%d acts after it crashed", ev.Node))
 	}
-	i := ev.Node
 	switch ev.Ev {
 	case EvSend:
-		if !c.valid(ev.To) {
-			return c.fail(fmt.Sprintf("destination %d is out of range 1..%d", ev.To, c.n))
-		}
-		k := c.kind(ev.Msg)
-		if c.fifo {
-			l := c.links[c.link(i, ev.To)]
-			if l == nil {
-				l = &fifo{}
-				c.links[c.link(i, ev.To)] = l
-			}
-			l.kinds = append(l.kinds, k)
-		} else {
-			c.bags[bagKey{c.link(i, ev.To), k}]++
-		}
-		c.sent++
+		return c.send(ev)
 	case EvRecv:
-		if !c.valid(ev.From) {
-			return c.fail(fmt.Sprintf("sender %d is out of range 1..%d", ev.From, c.n))
-		}
-		k := c.kind(ev.Msg)
-		if c.fifo {
-			l := c.links[c.link(ev.From, i)]
-			if l == nil || l.head == len(l.kinds) {
-				return c.fail(fmt.Sprintf("no message from P%d to P%d is in transit", ev.From, i))
-			}
-			if l.kinds[l.head] != k {
-				return c.fail(fmt.Sprintf("the oldest message in transit from P%d to P%d is %s, not %s (the run is FIFO)", ev.From, i, c.kindName(l.kinds[l.head]), ev.Msg))
-			}
-			l.head++
-			if l.head == len(l.kinds) {
-				l.kinds, l.head = l.kinds[:0], 0
-			} else if l.head >= 64 && 2*l.head >= len(l.kinds) {
-				l.kinds = l.kinds[:copy(l.kinds, l.kinds[l.head:])]
-				l.head = 0
-			}
-		} else {
-			key := bagKey{c.link(ev.From, i), k}
-			if c.bags[key] == 0 {
-				return c.fail(fmt.Sprintf("no %s message from P%d to P%d is in transit", ev.Msg, ev.From, i))
-			}
-			if c.bags[key]--; c.bags[key] == 0 {
-				delete(c.bags, key)
-			}
-		}
-		c.sent--
+		return c.recv(ev)
 	case EvRequest:
-		op := cs.Entry
-		if ev.Op == cs.Exit.String() {
-			op = cs.Exit
-		}
-		switch {
-		case c.pending[i] != cs.None:
-			return c.fail(fmt.Sprintf("P%d requests %s while its %s request is pending", i, op, c.pending[i]))
-		case op == cs.Entry && c.state[i] != cs.OutCS:
-			return c.fail(fmt.Sprintf("P%d requests entry while InCS", i))
-		case op == cs.Exit && c.state[i] != cs.InCS:
-			return c.fail(fmt.Sprintf("P%d requests exit while OutCS", i))
-		}
-		c.pending[i] = op
+		return c.request(ev)
 	case EvState:
-		s := cs.OutCS
-		want := cs.Exit
-		if ev.State == cs.InCS.String() {
-			s, want = cs.InCS, cs.Entry
-		}
-		if c.pending[i] != want {
-			return c.fail(fmt.Sprintf("P%d becomes %s without a pending %s request", i, s, want))
-		}
-		c.pending[i] = cs.None
-		c.state[i] = s
-		if s == cs.InCS {
-			c.inCS++
-			c.rep.Entries[i]++
-		} else {
-			c.inCS--
-			c.rep.Exits[i]++
-		}
-		return c.bounds()
+		return c.changed(ev)
 	case EvCrash:
-		c.crashed[i] = true
-		if c.state[i] == cs.InCS {
+		c.crashed[ev.Node] = true
+		if c.state[ev.Node] == cs.InCS {
 			c.inCS--
-			return c.bounds()
+			return c.bounds(c.prop.Set(ev.Node, false))
 		}
 	case EvSuspect:
-		if !c.valid(ev.Who) || ev.Who == i {
-			return c.fail(fmt.Sprintf("P%d suspects %d: need another process id in 1..%d", i, ev.Who, c.n))
+		if !c.valid(ev.Who) || ev.Who == ev.Node {
+			return c.fail(RuleRun, fmt.Sprintf("P%d suspects %d: need another process id in 1..%d", ev.Node, ev.Who, c.n))
 		}
+		if c.suspects == nil {
+			c.suspects = map[[2]cs.ID]bool{}
+		}
+		c.suspects[[2]cs.ID{ev.Node, ev.Who}] = true
 	}
 	return true
 }
 
-func (c *checker) kindName(k int32) string {
-	for s, v := range c.kinds {
-		if v == k {
-			return s
-		}
+func (c *checker) send(ev Event) bool {
+	if !c.valid(ev.To) {
+		return c.fail(RuleRun, fmt.Sprintf("destination %d is out of range 1..%d", ev.To, c.n))
 	}
-	return "?"
+	k := c.kind(ev.Msg)
+	if c.fifo {
+		l := c.links[c.link(ev.Node, ev.To)]
+		if l == nil {
+			l = &fifo{}
+			c.links[c.link(ev.Node, ev.To)] = l
+		}
+		l.kinds = append(l.kinds, k)
+	} else {
+		c.bags[bagKey{c.link(ev.Node, ev.To), k}]++
+	}
+	c.sent++
+	return true
 }
 
-// bounds records the extremes of #InCS and checks lo <= #InCS <= hi.
-func (c *checker) bounds() bool {
+func (c *checker) recv(ev Event) bool {
+	i := ev.Node
+	if !c.valid(ev.From) {
+		return c.fail(RuleRun, fmt.Sprintf("sender %d is out of range 1..%d", ev.From, c.n))
+	}
+	k := c.kind(ev.Msg)
+	if c.fifo {
+		l := c.links[c.link(ev.From, i)]
+		if l == nil || l.head == len(l.kinds) {
+			return c.fail(RuleMessages, fmt.Sprintf("no message from P%d to P%d is in transit", ev.From, i))
+		}
+		if l.kinds[l.head] != k {
+			return c.fail(RuleMessages, fmt.Sprintf("the oldest message in transit from P%d to P%d is %s, not %s (the run is FIFO)", ev.From, i, c.names[l.kinds[l.head]], ev.Msg))
+		}
+		l.head++
+		if l.head == len(l.kinds) {
+			l.kinds, l.head = l.kinds[:0], 0
+		} else if l.head >= 64 && 2*l.head >= len(l.kinds) {
+			l.kinds = l.kinds[:copy(l.kinds, l.kinds[l.head:])]
+			l.head = 0
+		}
+	} else {
+		key := bagKey{c.link(ev.From, i), k}
+		if c.bags[key] == 0 {
+			return c.fail(RuleMessages, fmt.Sprintf("no %s message from P%d to P%d is in transit", ev.Msg, ev.From, i))
+		}
+		if c.bags[key]--; c.bags[key] == 0 {
+			delete(c.bags, key)
+		}
+	}
+	c.sent--
+	return true
+}
+
+func (c *checker) request(ev Event) bool {
+	i := ev.Node
+	op := cs.Entry
+	if ev.Op == cs.Exit.String() {
+		op = cs.Exit
+	}
+	switch {
+	case c.pending[i] != cs.None:
+		return c.fail(RuleConvention, fmt.Sprintf("P%d requests %s while its %s request is pending", i, op, c.pending[i]))
+	case op == cs.Entry && c.state[i] != cs.OutCS:
+		return c.fail(RuleConvention, fmt.Sprintf("P%d requests entry while InCS", i))
+	case op == cs.Exit && c.state[i] != cs.InCS:
+		return c.fail(RuleConvention, fmt.Sprintf("P%d requests exit while OutCS", i))
+	}
+	c.pending[i] = op
+	return true
+}
+
+func (c *checker) changed(ev Event) bool {
+	i := ev.Node
+	s, want := cs.OutCS, cs.Exit
+	if ev.State == cs.InCS.String() {
+		s, want = cs.InCS, cs.Entry
+	}
+	if c.pending[i] != want {
+		return c.fail(RuleConvention, fmt.Sprintf("P%d becomes %s without a pending %s request", i, s, want))
+	}
+	c.pending[i] = cs.None
+	c.state[i] = s
+	if s == cs.InCS {
+		c.inCS++
+		c.rep.Entries[i]++
+	} else {
+		c.inCS--
+		c.rep.Exits[i]++
+	}
+	return c.bounds(c.prop.Set(i, s == cs.InCS))
+}
+
+// bounds records the extremes of #InCS and turns f, the bound the last
+// change broke (nil if none), into a violation.
+func (c *checker) bounds(f *property.Failure) bool {
 	c.rep.MinInCS = min(c.rep.MinInCS, c.inCS)
 	c.rep.MaxInCS = max(c.rep.MaxInCS, c.inCS)
-	if c.inCS < c.rep.Lo || c.inCS > c.rep.Hi {
-		return c.fail(fmt.Sprintf("%d processes InCS, outside the bounds %d..%d", c.inCS, c.rep.Lo, c.rep.Hi))
+	if f == nil {
+		return true
 	}
-	return true
+	c.fail(RuleBounds, f.Error())
+	c.rep.Violation.Failure = f
+	return false
 }
 
-func (c *checker) fail(reason string) bool {
-	v := &Violation{Line: c.line, T: c.ev.T, Event: describe(c.ev), Reason: reason}
+func (c *checker) fail(rule, reason string) bool {
+	v := &Violation{Line: c.line, T: c.ev.T, Event: describe(c.ev), Rule: rule, Reason: reason}
 	if c.line == 1 {
 		v.Event = "header"
 	}
-	for id := 1; id <= c.n; id++ {
-		if !c.crashed[id] && c.state[id] == cs.InCS {
-			v.InCS = append(v.InCS, cs.ID(id))
-		}
-	}
+	v.InCS = c.liveInCS()
 	c.rep.Violation = v
 	return false
+}
+
+func (c *checker) liveInCS() []cs.ID {
+	var ids []cs.ID
+	for id := cs.ID(1); int(id) <= c.n; id++ {
+		if c.InCS(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// done completes the report: the counts at the end and the answer to the
+// header's claim.
+func (c *checker) done() *Report {
+	for id := 1; id <= c.n; id++ {
+		if !c.crashed[id] && c.pending[id] != cs.None {
+			c.rep.Pending++
+		}
+	}
+	c.rep.Unreceived = c.sent
+	if cl := c.rep.Claim; cl != nil {
+		c.rep.Confirmation, c.rep.ClaimNote = c.confirm(cl.Kind)
+	}
+	return c.rep
+}
+
+// confirm answers a claim of a violation of kind k.
+func (c *checker) confirm(k string) (Confirmation, string) {
+	v := c.rep.Violation
+	switch {
+	case v != nil && (k == KindBounds && v.Rule == RuleBounds || k == KindConvention && v.Rule == RuleConvention):
+		return Confirmed, fmt.Sprintf("line %d breaks it: %s", v.Line, v.Reason)
+	case v != nil:
+		return NotConfirmed, fmt.Sprintf("the trace breaks another rule (%s) first, at line %d", v.Rule, v.Line)
+	case k == KindBounds:
+		return NotConfirmed, "the property holds in every state of the trace"
+	case k == KindConvention:
+		return CannotConfirm, "no request or state change in the trace breaks the invocation convention; a machine that refuses a call or changes state silently leaves no event, so a trace alone cannot show it"
+	case k == KindError:
+		return CannotConfirm, "a trace does not record a machine's errors"
+	}
+	return c.confirmDeadlock()
+}
+
+// confirmDeadlock checks the end of the trace against docs/checker.md's
+// deadlock: no message in transit to a live process and every live
+// process waiting in a request, with no failure detector output left. A
+// deadlock under a budget (a pending request that no continuation
+// completes while other processes could still call) is decided by
+// searching the continuations, which a trace does not record.
+func (c *checker) confirmDeadlock() (Confirmation, string) {
+	if n, example := c.inTransitToLive(); n > 0 {
+		return NotConfirmed, fmt.Sprintf("%d %s still in transit to live processes at the end (%s): it can be delivered, so this is not a deadlock", n, messages(n), example)
+	}
+	var waits, idle []string
+	for id := cs.ID(1); int(id) <= c.n; id++ {
+		switch {
+		case c.crashed[id]:
+		case c.pending[id] != cs.None:
+			waits = append(waits, fmt.Sprintf("P%d %s", id, c.pending[id]))
+		default:
+			idle = append(idle, fmt.Sprintf("P%d", id))
+		}
+	}
+	if len(waits) == 0 {
+		return NotConfirmed, "no live process waits in a request at the end"
+	}
+	if len(idle) > 0 {
+		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/checker.md, \"Deadlock under a budget\"), not by a trace",
+			list(waits), isAre(len(waits)), strings.Join(idle, " "))
+	}
+	if i, j, ok := c.unsuspected(); ok {
+		return CannotConfirm, fmt.Sprintf("P%d has not suspected the crashed P%d: a failure detector output may still be enabled (the trace does not say which detector ran)", i, j)
+	}
+	return Confirmed, fmt.Sprintf("at the end no message is in transit to a live process and every live process waits in a request (%s)", list(waits))
+}
+
+// inTransitToLive counts the unreceived sends to live processes and
+// describes the one on the lowest link.
+func (c *checker) inTransitToLive() (n int64, example string) {
+	first := [2]int64{math.MaxInt64, 0} // the link and kind of the example
+	note := func(link int64, kind int32, count int64) {
+		if to := cs.ID(link % int64(c.n+1)); count == 0 || c.crashed[to] {
+			return
+		}
+		n += count
+		if k := [2]int64{link, int64(kind)}; k[0] < first[0] || k[0] == first[0] && k[1] < first[1] {
+			first = k
+		}
+	}
+	for link, l := range c.links {
+		if l.head < len(l.kinds) {
+			note(link, l.kinds[l.head], int64(len(l.kinds)-l.head))
+		}
+	}
+	for key, count := range c.bags {
+		note(key.link, key.kind, count)
+	}
+	if n > 0 {
+		from, to := first[0]/int64(c.n+1), first[0]%int64(c.n+1)
+		example = fmt.Sprintf("%s from P%d to P%d", c.names[first[1]], from, to)
+	}
+	return n, example
+}
+
+// unsuspected returns a live process i and a crashed j that i has not
+// suspected, if any.
+func (c *checker) unsuspected() (i, j cs.ID, ok bool) {
+	for j := cs.ID(1); int(j) <= c.n; j++ {
+		if !c.crashed[j] {
+			continue
+		}
+		for i := cs.ID(1); int(i) <= c.n; i++ {
+			if !c.crashed[i] && !c.suspects[[2]cs.ID{i, j}] {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func list(s []string) string { return strings.Join(s, ", ") }
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func messages(n int64) string {
+	if n == 1 {
+		return "message is"
+	}
+	return "messages are"
 }
 
 // describe is a readable form of ev.

@@ -1,12 +1,15 @@
 package trace_test
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"critsec/cs"
+	"critsec/property"
 	"critsec/trace"
 )
 
@@ -118,73 +121,147 @@ func TestCheckCrash(t *testing.T) {
 	}
 }
 
-func TestCheckMalformed(t *testing.T) {
+// local is a header of a local problem on the path P1 - P2 - P3 - P4:
+// N_2 ∪ {P2} = {P1,P2,P3} and N_3 ∪ {P3} = {P2,P3,P4} admit 1..2 InCS, the
+// ends' neighbourhoods 0..2; lo and hi are present but not used.
+const local = `{"ev":"header","alg":"lkcs","n":4,"l":0,"k":0,"seed":0,"initial":[2],"lo":0,"hi":0,"runtime":"sim","fifo":true,` +
+	`"neighbors":{"1":[2],"2":[1,3],"3":[2,4],"4":[3]},"lk":{"1":[0,2],"2":[1,2],"3":[1,2],"4":[0,2]}}`
+
+func enter(node int, t float64) string {
+	return fmt.Sprintf("{\"t\":%g,\"ev\":\"request\",\"node\":%d,\"op\":\"entry\"}\n{\"t\":%g,\"ev\":\"state\",\"node\":%d,\"state\":\"InCS\"}\n", t, node, t, node)
+}
+
+// TestCheckLocal: the header's neighbourhoods are checked, a failure names
+// the bound, and a crashed process no longer counts.
+func TestCheckLocal(t *testing.T) {
+	rep := check(t, local+"\n"+enter(4, 1)+enter(1, 2))
+	if rep.Violation != nil || rep.Property.IsGlobal() || rep.MaxInCS != 3 || rep.Lo != 0 || rep.Hi != 4 {
+		t.Fatalf("%+v %v", rep, rep.Violation)
+	}
+	rep = check(t, local+"\n"+enter(4, 1)+enter(3, 2))
+	v := rep.Violation
+	if v == nil || v.Line != 5 || v.Rule != trace.RuleBounds || v.Reason != "N[3]={P2,P3,P4}: 3 InCS, outside the bounds 1..2" || v.Failure.Bound.Name != "N[3]" {
+		t.Fatalf("%+v", v)
+	}
+	// P2 crashes InCS: it no longer counts, and N[2] = {P1,P2,P3} drops
+	// below its lower bound.
+	rep = check(t, local+"\n"+`{"t":1,"ev":"crash","node":2}`)
+	if v := rep.Violation; v == nil || v.Reason != "N[2]={P1,P2,P3}: 0 InCS, outside the bounds 1..2" {
+		t.Fatalf("%+v", v)
+	}
+	// With P3 InCS first, N[2] and N[3] keep one live process InCS.
+	rep = check(t, local+"\n"+enter(3, 1)+`{"t":2,"ev":"crash","node":2}`)
+	if rep.Violation != nil || rep.MaxInCS != 2 || rep.MinInCS != 1 {
+		t.Fatalf("%+v %v", rep, rep.Violation)
+	}
+}
+
+// TestHeaderLocalRoundTrip: the local fields are written keyed by id, in id
+// order, and read back equal; the claim likewise.
+func TestHeaderLocalRoundTrip(t *testing.T) {
+	h := trace.Header{
+		Alg: "lkcs", N: 3, Runtime: "check",
+		Neighbors:    [][]cs.ID{{2, 3}, {1}, {1}},
+		LK:           [][2]int{{1, 2}, {0, 1}, {0, 2}},
+		Demonstrates: &trace.Claim{Kind: trace.KindDeadlock, Detail: "P1 waits"},
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"neighbors":{"1":[2,3],"2":[1],"3":[1]}`, `"lk":{"1":[1,2],"2":[0,1],"3":[0,2]}`, `"demonstrates":{"kind":"deadlock","detail":"P1 waits"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("header %s lacks %s", b, want)
+		}
+	}
+	var back trace.Header
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	h.Ev, h.Initial = trace.EvHeader, []cs.ID{}
+	if !reflect.DeepEqual(back, h) {
+		t.Fatalf("read back %+v, want %+v", back, h)
+	}
+	p, err := back.Property()
+	if err != nil || p.IsGlobal() || len(p.Bounds()) != 3 || p.Bounds()[0].String() != "N[1]={P1,P2,P3} 1..2" {
+		t.Fatalf("%v %v", p, err)
+	}
+	// Without lo and hi, the bounds are l and k.
+	if err := json.Unmarshal([]byte(`{"ev":"header","n":5,"l":1,"k":3,"hi":4}`), &back); err != nil || back.Lo != 1 || back.Hi != 3 {
+		t.Fatalf("%+v %v", back, err)
+	}
+}
+
+// TestCheckClaims: a header that says what the trace demonstrates gets an
+// answer: confirmed, not confirmed, or cannot confirm, with the reason.
+func TestCheckClaims(t *testing.T) {
+	claim := func(kind string, h string) string {
+		return strings.Replace(h, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"`+kind+`"}`, 1) + "\n"
+	}
+	two := enter(1, 1) + enter(2, 2)
+	waitAll := `{"t":1,"ev":"request","node":1,"op":"entry"}
+{"t":2,"ev":"request","node":2,"op":"entry"}
+{"t":3,"ev":"request","node":3,"op":"entry"}
+`
 	cases := []struct {
 		name, text string
-		line       int
-		msg        string
+		want       trace.Confirmation
+		note       string
 	}{
-		{"empty", "", 1, "empty file"},
-		{"no header", `{"t":1,"ev":"crash","node":1}`, 1, "first line must be the header"},
-		{"bad json", hdr + "\n{\"t\":1,\n", 2, "unexpected end of JSON"},
-		{"unknown kind", hdr + "\n" + `{"t":1,"ev":"teleport","node":1}`, 2, `unknown event kind "teleport"`},
-		{"missing t", hdr + "\n" + `{"ev":"crash","node":1}`, 2, `without "t"`},
-		{"missing to", hdr + "\n" + `{"t":1,"ev":"send","node":1,"msg":"A"}`, 2, `without "to"`},
-		{"missing msg", hdr + "\n" + `{"t":1,"ev":"recv","node":1,"from":2}`, 2, `without "msg"`},
-		{"bad op", hdr + "\n" + `{"t":1,"ev":"request","node":1,"op":"enter"}`, 2, `op "enter"`},
-		{"bad state", hdr + "\n\n" + `{"t":1,"ev":"state","node":1,"state":"in"}`, 3, `state "in"`},
-		{"two headers", hdr + "\n" + hdr, 2, "second header"},
-		{"bad n", strings.Replace(hdr, `"n":3`, `"n":0`, 1), 1, "n = 0"},
-		{"empty bounds", strings.Replace(hdr, `"lo":0`, `"lo":2`, 1), 1, "bounds 2..1"},
+		{"no claim", hdr + "\n" + two, trace.NoClaim, ""},
+		{"bounds found", claim("bounds", hdr) + two, trace.Confirmed, "line 5 breaks it: 2 processes InCS, outside the bounds 0..1"},
+		{"bounds absent", claim("bounds", hdr) + enter(1, 1), trace.NotConfirmed, "the property holds in every state of the trace"},
+		{"bounds but another rule", claim("bounds", hdr) + `{"t":1,"ev":"recv","node":1,"from":2,"msg":"A"}`, trace.NotConfirmed, "the trace breaks another rule (messages) first, at line 2"},
+		{"deadlock", claim("deadlock", hdr) + waitAll, trace.Confirmed, "every live process waits in a request (P1 entry, P2 entry, P3 entry)"},
+		{"deadlock with a message in transit", claim("deadlock", hdr) + waitAll + `{"t":4,"ev":"send","node":3,"to":1,"msg":"REQUEST","words":4}
+{"t":4,"ev":"send","node":2,"to":1,"msg":"OK","words":4}`, trace.NotConfirmed, "2 messages are still in transit to live processes at the end (OK from P2 to P1)"},
+		{"deadlock with an idle process", claim("deadlock", hdr) + `{"t":1,"ev":"request","node":2,"op":"entry"}`, trace.CannotConfirm, "P2 entry is waiting but P1 P3 could still call"},
+		{"deadlock with nobody waiting", claim("deadlock", hdr), trace.NotConfirmed, "no live process waits in a request at the end"},
+		{"deadlock after a crash, not suspected", claim("deadlock", hdr) + `{"t":1,"ev":"send","node":1,"to":3,"msg":"REQUEST"}
+{"t":1,"ev":"crash","node":3}
+{"t":2,"ev":"request","node":1,"op":"entry"}
+{"t":2,"ev":"request","node":2,"op":"entry"}`, trace.CannotConfirm, "P1 has not suspected the crashed P3"},
+		{"deadlock after a crash, suspected", claim("deadlock", hdr) + `{"t":1,"ev":"send","node":1,"to":3,"msg":"REQUEST"}
+{"t":1,"ev":"crash","node":3}
+{"t":2,"ev":"suspect","node":1,"who":3}
+{"t":2,"ev":"suspect","node":2,"who":3}
+{"t":2,"ev":"request","node":1,"op":"entry"}
+{"t":2,"ev":"request","node":2,"op":"entry"}`, trace.Confirmed, "(P1 entry, P2 entry)"},
+		{"deadlock unordered", strings.Replace(claim("deadlock", hdr), `"fifo":true`, `"fifo":false`, 1) + waitAll + `{"t":4,"ev":"send","node":3,"to":2,"msg":"X"}`, trace.NotConfirmed, "1 message is still in transit to live processes at the end (X from P3 to P2)"},
+		{"convention found", claim("convention", hdr) + `{"t":1,"ev":"state","node":1,"state":"InCS"}`, trace.Confirmed, "line 2 breaks it: P1 becomes InCS without a pending entry request"},
+		{"convention unseen", claim("convention", hdr) + `{"t":1,"ev":"request","node":1,"op":"entry"}`, trace.CannotConfirm, "a trace alone cannot show it"},
+		{"error", claim("error", hdr), trace.CannotConfirm, "a trace does not record a machine's errors"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := trace.Check(strings.NewReader(c.text))
-			var fe *trace.FormatError
-			if !errors.As(err, &fe) || fe.Line != c.line || !strings.Contains(err.Error(), c.msg) {
-				t.Fatalf("want format error at line %d containing %q, got %v", c.line, c.msg, err)
+			rep := check(t, c.text)
+			if rep.Confirmation != c.want || !strings.Contains(rep.ClaimNote, c.note) {
+				t.Fatalf("got %s: %q, want %s: %q", rep.Confirmation, rep.ClaimNote, c.want, c.note)
 			}
 		})
 	}
 }
 
-// TestWriterEvent: events written one by one with Writer.Event read back
-// equal, and a kind the format does not have is an error.
-func TestWriterEvent(t *testing.T) {
-	rd, err := trace.NewReader(strings.NewReader(hdr + okBody))
+// TestSetPropertyRoundTrip: a header written with SetProperty gives back
+// the same bounds through Property, global and local.
+func TestSetPropertyRoundTrip(t *testing.T) {
+	g, err := property.Global(5, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in []trace.Event
-	for {
-		ev, err := rd.Next()
+	l, err := property.Local([][]cs.ID{{2, 4}, {1, 3}, {2, 4}, {3, 1}}, []int{0, 1, 0, 1}, []int{2, 2, 3, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*property.Property{g, l} {
+		var h trace.Header
+		h.SetProperty(want)
+		got, err := h.Property()
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
-		in = append(in, ev)
-	}
-	in = append(in, trace.Event{T: 6, Ev: trace.EvCrash, Node: 3}, trace.Event{T: 7, Ev: trace.EvSuspect, Node: 1, Who: 3})
-	var b strings.Builder
-	tw := trace.NewWriter(&b, rd.Header)
-	for _, ev := range in {
-		tw.Event(ev)
-	}
-	if err := tw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	rd2, err := trace.NewReader(strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range in {
-		got, err := rd2.Next()
-		if err != nil || got != want {
-			t.Fatalf("event %d: read back %+v (%v), want %+v", i, got, err, want)
+		if got.IsGlobal() != want.IsGlobal() || !reflect.DeepEqual(got.Bounds(), want.Bounds()) {
+			t.Errorf("%v: read back %v", want.Bounds(), got.Bounds())
 		}
-	}
-	tw = trace.NewWriter(&b, rd.Header)
-	tw.Event(trace.Event{T: 8, Ev: "teleport", Node: 1})
-	if err := tw.Flush(); err == nil || !strings.Contains(err.Error(), `"teleport"`) {
-		t.Fatalf("unknown kind: %v", err)
 	}
 }

@@ -18,16 +18,29 @@
 //	{"t":9.5,"ev":"suspect","node":1,"who":4}
 //
 // Readers must ignore fields they do not know.
+//
+// Check re-checks a trace on its own: the header's safety property
+// (Header.Property: global or local bounds), message matching, the
+// invocation convention, and what the header says the trace demonstrates
+// ("demonstrates": a counterexample's violation). It takes memory in
+// proportion to the input and to the header's n, which Limits bound.
 package trace
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"critsec/cs"
+	"critsec/property"
 )
 
 // Event kinds (the "ev" field).
@@ -51,7 +64,8 @@ type Header struct {
 	Seed    uint64  `json:"seed"`
 	Initial []cs.ID `json:"initial"`
 	// Lo and Hi are the bounds on #InCS the algorithm guarantees, which
-	// `critsec trace check` enforces; for the global problems they are l and k.
+	// `critsec trace check` enforces; for the global problems they are l and
+	// k. A header read without both "lo" and "hi" gets L and K here.
 	Lo int `json:"lo"`
 	Hi int `json:"hi"`
 	// Runtime is "sim", "check", "node" or "testnet" (the test network).
@@ -62,9 +76,77 @@ type Header struct {
 	// "grid", a file name); Quorums lists Q_1..Q_n.
 	Coterie string    `json:"coterie,omitempty"`
 	Quorums [][]cs.ID `json:"quorums,omitempty"`
+	// Neighbors and LK describe a local (l_i,k_i)-CS problem: P_i's
+	// neighbours and the bounds on its neighbourhood N_i ∪ {P_i}. Both or
+	// neither; with them the property is local (Header.Property) and Lo, Hi
+	// are not used.
+	Neighbors Neighbors `json:"neighbors,omitempty"`
+	LK        LK        `json:"lk,omitempty"`
+	// Demonstrates is the violation the trace is said to show (a model
+	// checker's counterexample), or nil for a run that claims nothing.
+	// Check confirms it (Report.Confirmation).
+	Demonstrates *Claim `json:"demonstrates,omitempty"`
 	// Params holds the runtime's other parameters (lambda, E, Ts, Tr, Tt,
 	// budget, ...), written at the top level of the header line.
 	Params map[string]any `json:"-"`
+}
+
+// Neighbors is the graph of a local problem: Neighbors[i-1] lists N_i, the
+// neighbours of P_i. Its JSON form is an object keyed by process id, in id
+// order: {"1":[2,3],"2":[1],"3":[1]}.
+type Neighbors [][]cs.ID
+
+// LK holds the bounds of a local problem: LK[i-1] = {l_i, k_i}, at least
+// l_i and at most k_i of N_i ∪ {P_i} InCS. Its JSON form is an object keyed
+// by process id, in id order: {"1":[0,1],"2":[1,2],...}.
+type LK [][2]int
+
+// Kinds of violations a header can claim (Claim.Kind). They are the model
+// checker's kinds (check.Kind*), with the same names.
+const (
+	// KindBounds: the safety property fails.
+	KindBounds = "bounds"
+	// KindDeadlock: a pending request that no continuation completes.
+	KindDeadlock = "deadlock"
+	// KindConvention: a machine broke the invocation convention (refused a
+	// call made under it, or reported a state change it did not make).
+	KindConvention = "convention"
+	// KindError: a machine returned an error.
+	KindError = "error"
+)
+
+// Claim is what a trace says it demonstrates: a violation of kind Kind,
+// described by Detail (the runtime's own one-line description, optional).
+type Claim struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// UnmarshalJSON reads a claim and refuses a kind it does not know: a
+// checker that skipped it could report "ok" on a trace it did not confirm.
+func (c *Claim) UnmarshalJSON(b []byte) error {
+	type plain Claim
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return &fieldError{Field: "demonstrates", Want: headerFields["demonstrates"], Got: excerpt(b)}
+	}
+	switch p.Kind {
+	case KindBounds, KindDeadlock, KindConvention, KindError:
+	default:
+		return &fieldError{Field: "demonstrates.kind", Want: `"bounds", "deadlock", "convention" or "error"`, Got: strconv.Quote(p.Kind)}
+	}
+	*c = Claim(p)
+	return nil
+}
+
+// headerFields are the fixed fields of the header line, and what each
+// holds (for the errors of a bad value).
+var headerFields = map[string]string{
+	"ev": "a string", "alg": "a string", "n": "an integer", "l": "an integer", "k": "an integer",
+	"seed": "an integer >= 0", "initial": "a list of process ids", "lo": "an integer", "hi": "an integer",
+	"runtime": "a string", "fifo": "true or false", "coterie": "a string", "quorums": "a list of lists of process ids",
+	"neighbors": `an object {"1":[2,3],...}`, "lk": `an object {"1":[l1,k1],...}`,
+	"demonstrates": `an object {"kind":...,"detail":...}`,
 }
 
 // MarshalJSON writes the fixed fields followed by Params at the top level,
@@ -89,25 +171,180 @@ func (h Header) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the fixed fields and keeps every other top-level field
-// in Params.
+// in Params. A field of the wrong type is an error that names the field and
+// what it holds. "n" is required; when "lo" or "hi" is missing, Lo and Hi
+// are L and K.
 func (h *Header) UnmarshalJSON(b []byte) error {
-	type plain Header
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	var all map[string]any
+	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
-		return err
+		return jsonError(err, nil)
 	}
-	for _, f := range []string{"ev", "alg", "n", "l", "k", "seed", "initial", "lo", "hi", "runtime", "fifo", "coterie", "quorums"} {
-		delete(all, f)
+	var p Header
+	dst := map[string]any{
+		"ev": &p.Ev, "alg": &p.Alg, "n": &p.N, "l": &p.L, "k": &p.K, "seed": &p.Seed, "initial": &p.Initial,
+		"lo": &p.Lo, "hi": &p.Hi, "runtime": &p.Runtime, "fifo": &p.FIFO, "coterie": &p.Coterie,
+		"quorums": &p.Quorums, "neighbors": &p.Neighbors, "lk": &p.LK, "demonstrates": &p.Demonstrates,
 	}
-	*h = Header(p)
+	for _, name := range slices.Sorted(maps.Keys(dst)) {
+		raw, ok := all[name]
+		if !ok {
+			continue
+		}
+		delete(all, name)
+		if err := json.Unmarshal(raw, dst[name]); err != nil {
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				return fe
+			}
+			return &fieldError{Field: name, Want: headerFields[name], Got: excerpt(raw)}
+		}
+		dst[name] = nil // seen
+	}
+	if dst["n"] != nil {
+		return &fieldError{Field: "n", Want: "the number of processes", Got: "nothing"}
+	}
+	if dst["lo"] != nil || dst["hi"] != nil {
+		p.Lo, p.Hi = p.L, p.K
+	}
+	*h = p
 	if len(all) > 0 {
-		h.Params = all
+		h.Params = make(map[string]any, len(all))
+		for name, raw := range all {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return &fieldError{Field: name, Want: "a JSON value (numbers of magnitude below 1.8e308)", Got: excerpt(raw)}
+			}
+			h.Params[name] = v
+		}
 	}
 	return nil
+}
+
+// SetProperty writes p into h: Lo and Hi for a global property; Neighbors
+// and LK for a local one (each bound's members but the process itself, and
+// its Lo and Hi). Property reads it back.
+func (h *Header) SetProperty(p *property.Property) {
+	h.N = p.N()
+	if p.IsGlobal() {
+		h.Lo, h.Hi = p.GlobalBounds()
+		h.Neighbors, h.LK = nil, nil
+		return
+	}
+	h.Lo, h.Hi = 0, p.N()
+	h.Neighbors, h.LK = make(Neighbors, p.N()), make(LK, p.N())
+	for i, b := range p.Bounds() {
+		self := cs.ID(i + 1)
+		ns := make([]cs.ID, 0, len(b.Members)-1)
+		for _, m := range b.Members {
+			if m != self {
+				ns = append(ns, m)
+			}
+		}
+		h.Neighbors[i], h.LK[i] = ns, [2]int{b.Lo, b.Hi}
+	}
+}
+
+// Property returns the safety property the run promised: with Neighbors
+// and LK the local bounds (property.Local: at least l_i and at most k_i of
+// N_i ∪ {P_i} InCS, for every process i), else the global bound
+// Lo <= #InCS <= Hi over all N processes (property.Global). It refuses a
+// header that does not describe one (n < 1, bounds out of range, a graph
+// that does not list every process 1..n). A global property takes memory
+// in proportion to N: on untrusted input, bound N first (Check does, with
+// Limits.MaxN).
+func (h *Header) Property() (*property.Property, error) {
+	switch {
+	case h.N < 1:
+		return nil, fmt.Errorf("n = %d: need n >= 1", h.N)
+	case h.N > MaxID:
+		return nil, fmt.Errorf("n = %d: process ids are 32-bit, need n <= %d", h.N, MaxID)
+	case len(h.Neighbors) == 0 && len(h.LK) == 0:
+		if h.Lo < 0 || h.Lo > h.Hi || h.Hi > h.N {
+			return nil, fmt.Errorf("bounds lo..hi = %d..%d: need 0 <= lo <= hi <= n = %d", h.Lo, h.Hi, h.N)
+		}
+		return property.Global(h.N, h.Lo, h.Hi)
+	case len(h.Neighbors) != h.N || len(h.LK) != h.N:
+		return nil, fmt.Errorf("a local problem lists the neighbours of %d processes and the bounds of %d, with n = %d: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
+	}
+	l, k := make([]int, h.N), make([]int, h.N)
+	for i, b := range h.LK {
+		l[i], k[i] = b[0], b[1]
+	}
+	p, err := property.Local(h.Neighbors, l, k)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "property: "))
+	}
+	return p, nil
+}
+
+// MaxID is the largest process id (ids are 32-bit, cs.ID).
+const MaxID = math.MaxInt32
+
+// MarshalJSON writes the lists in id order, keyed by id.
+func (g Neighbors) MarshalJSON() ([]byte, error) { return marshalByID(g) }
+
+// UnmarshalJSON reads an object with one key per process id 1..n.
+func (g *Neighbors) UnmarshalJSON(b []byte) error {
+	lists, err := unmarshalByID[[]cs.ID](b, "neighbors", "a list of process ids")
+	*g = lists
+	return err
+}
+
+// MarshalJSON writes the pairs in id order, keyed by id.
+func (lk LK) MarshalJSON() ([]byte, error) { return marshalByID(lk) }
+
+// UnmarshalJSON reads an object with one [l_i,k_i] pair per process id 1..n.
+func (lk *LK) UnmarshalJSON(b []byte) error {
+	pairs, err := unmarshalByID[[]int](b, "lk", "a pair [l_i,k_i] of integers")
+	if err != nil {
+		return err
+	}
+	*lk = make(LK, len(pairs))
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return &fieldError{Field: fmt.Sprintf("lk.%d", i+1), Want: "a pair [l_i,k_i] of integers", Got: fmt.Sprintf("%d numbers", len(p))}
+		}
+		(*lk)[i] = [2]int{p[0], p[1]}
+	}
+	return nil
+}
+
+// marshalByID writes xs as {"1":xs[0],"2":xs[1],...}.
+func marshalByID[T any](xs []T) ([]byte, error) {
+	b := []byte{'{'}
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, strconv.Itoa(i+1))
+		v, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// unmarshalByID reads {"1":v1,...,"n":vn}, keys the ids 1..n in any order,
+// each once, into [v1,...,vn]; field and want name the field and what a
+// value holds, for errors.
+func unmarshalByID[T any](b []byte, field, want string) ([]T, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || len(m) == 0 {
+		return nil, &fieldError{Field: field, Want: `an object keyed by process id, {"1":...,"2":...}, one key per process`, Got: excerpt(b)}
+	}
+	xs := make([]T, len(m))
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		id, err := strconv.Atoi(key)
+		if err != nil || strconv.Itoa(id) != key || id < 1 || id > len(m) {
+			return nil, &fieldError{Field: field, Want: fmt.Sprintf("the keys \"1\" to \"%d\", one per process", len(m)), Got: strconv.Quote(key)}
+		}
+		if err := json.Unmarshal(m[key], &xs[id-1]); err != nil {
+			return nil, &fieldError{Field: field + "." + key, Want: want, Got: excerpt(m[key])}
+		}
+	}
+	return xs, nil
 }
 
 // Event is one line after the header. Fields that do not apply to an event
@@ -172,7 +409,37 @@ func appendString(b []byte, name, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return strconv.AppendQuote(b, v)
+	return appendJSONString(b, v)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, as
+// encoding/json does (without its HTML escapes).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
+			b = append(b, c)
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(b, '"')
 }
 
 func (tw *Writer) end(b []byte) {
@@ -213,8 +480,9 @@ func (tw *Writer) Suspect(t float64, node, who cs.ID) {
 	tw.end(appendField(tw.start(t, EvSuspect, node), "who", int64(who)))
 }
 
-// Event writes ev, for runtimes that keep events as values (the model
-// checker's paths, the test network). An unknown kind is a sticky error.
+// Event records ev by the method of its kind (Send, Recv, ...), with the
+// fields of that kind; an event of an unknown kind is left out. "op" and
+// "state" other than "exit" and "InCS" are taken as "entry" and "OutCS".
 func (tw *Writer) Event(ev Event) {
 	switch ev.Ev {
 	case EvSend:
@@ -222,17 +490,21 @@ func (tw *Writer) Event(ev Event) {
 	case EvRecv:
 		tw.Recv(ev.T, ev.Node, ev.From, ev.Msg)
 	case EvRequest:
-		tw.end(appendString(tw.start(ev.T, EvRequest, ev.Node), "op", ev.Op))
+		op := cs.Entry
+		if ev.Op == cs.Exit.String() {
+			op = cs.Exit
+		}
+		tw.Request(ev.T, ev.Node, op)
 	case EvState:
-		tw.end(appendString(tw.start(ev.T, EvState, ev.Node), "state", ev.State))
+		st := cs.OutCS
+		if ev.State == cs.InCS.String() {
+			st = cs.InCS
+		}
+		tw.State(ev.T, ev.Node, st)
 	case EvCrash:
 		tw.Crash(ev.T, ev.Node)
 	case EvSuspect:
 		tw.Suspect(ev.T, ev.Node, ev.Who)
-	default:
-		if tw.err == nil {
-			tw.err = fmt.Errorf("trace: event kind %q is not part of the format", ev.Ev)
-		}
 	}
 }
 

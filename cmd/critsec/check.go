@@ -8,12 +8,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"critsec/check"
 	"critsec/trace"
@@ -66,7 +63,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
-	fs.Float64Var(&f.maxMemoryGB, "max-memory", defaultMaxMemoryGB(), "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system; the default is 3/4 of physical memory (0: no limit)")
+	addMemoryFlag(fs, &f.maxMemoryGB, "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system")
 	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
 	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
@@ -129,14 +126,19 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
 	case f.workers < 1 || f.workers > 256:
 		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
-	case !(f.maxMemoryGB >= 0) || f.maxMemoryGB > 1<<20:
-		return badInput("--max-memory %v is out of range: need a size in GB >= 0 (0: no limit)", f.maxMemoryGB)
 	case f.expected < 0:
 		return badInput("--expected-states %d is out of range: need >= 0 (0: grow as needed)", f.expected)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
+	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
+		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
+	case f.search == "dfs" && cmd.Flags().Changed("workers"):
+		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
+	}
+	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
+		return err
 	}
 	lo, hi := pr.bounds()
 	ms, err := pr.machines()
@@ -170,11 +172,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("%v", err)
 	}
 	if f.tracePath != "" && res.Violation != nil {
-		h := trace.Header{
-			Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K, Initial: pr.Params.Initial,
-			Lo: lo, Hi: hi, FIFO: !f.unordered, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
-			Params: map[string]any{"budget": f.budget},
-		}
+		h := pr.traceHeader()
+		h.FIFO = !f.unordered
+		h.Params = map[string]any{"budget": f.budget}
+		h.Demonstrates = &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail}
 		if err := writeTraceFile(f.tracePath, h, res.Violation.Path); err != nil {
 			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
 		}
@@ -207,33 +208,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	return nil
 }
 
-// defaultMaxMemoryGB is 3/4 of the physical memory in GB (MemTotal of
-// /proc/meminfo), rounded down to a tenth, or 0 (no limit) where that cannot
-// be read.
-func defaultMaxMemoryGB() float64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			if err != nil {
-				return 0
-			}
-			return math.Floor(kb*0.75/(1<<20)*10) / 10
-		}
-	}
-	return 0
-}
-
 // progressFunc returns the Progress callback: at most a line a second on
 // standard error, with --progress or when standard error is a terminal;
 // else nil.
 func (f *checkFlags) progressFunc(cmd *cobra.Command) func(check.Progress) {
 	w := cmd.ErrOrStderr()
-	tty, isFile := w.(*os.File)
-	if !f.progress && (!isFile || !term.IsTerminal(int(tty.Fd()))) {
+	if !showProgress(f.progress, w) {
 		return nil
 	}
 	var last float64

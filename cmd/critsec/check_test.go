@@ -16,6 +16,21 @@ func runCheckCLI(t *testing.T, args ...string) (int, string) {
 	return runCLI(t, append([]string{"check"}, args...)...)
 }
 
+// TestCheckFlagsThatDoNotApply: a flag of the other search is refused, not
+// ignored.
+func TestCheckFlagsThatDoNotApply(t *testing.T) {
+	for _, args := range [][]string{
+		{"--expected-states", "1000"},
+		{"--search", "dfs", "--workers", "2"},
+		{"--alg", "raymond", "--coterie", "majority"},
+	} {
+		code, out := runCheckCLI(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("check %v: exit %d, want 2 and one line\n%s", args, code, out)
+		}
+	}
+}
+
 func TestCheckOK(t *testing.T) {
 	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2")
 	if code != 0 || !strings.Contains(out, "result: ok") || !strings.Contains(out, "states: 7310 ") {

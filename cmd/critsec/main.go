@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,14 +39,49 @@ Exit status: 0 ok, 1 violation (or an incomplete check), 2 bad input,
 
 var versionCmd = &cobra.Command{
 	Use:   "version",
-	Short: "Print critsec's version",
+	Short: "Print critsec's module version and the commit it was built from",
 	Args:  cobra.NoArgs,
 	Run: func(cmd *cobra.Command, _ []string) {
-		fmt.Fprintf(cmd.OutOrStdout(), "critsec %s\n", version)
+		fmt.Fprintf(cmd.OutOrStdout(), "critsec %s\n", versionString())
 	},
 }
 
+// versionString is the module version (set with -ldflags "-X
+// main.version=...", else the one the go command recorded: a tag for `go
+// install ...@v1.2.3`, "(devel)" for a build in a checkout) and, when the
+// build recorded it, the commit ("+dirty" with uncommitted changes) and its
+// time.
+func versionString() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "dev" && info.Main.Version != "" {
+		v = info.Main.Version
+	}
+	var rev, at, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return v + ", commit unknown (built without version control information, e.g. by go run)"
+	}
+	return fmt.Sprintf("%s, commit %s%s (%s)", v, rev, dirty, at)
+}
+
 func init() {
+	rootCmd.Version = versionString()
+	rootCmd.SetVersionTemplate("critsec {{.Version}}\n")
 	rootCmd.AddCommand(versionCmd)
 	rootCmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 }
@@ -67,6 +103,7 @@ func main() {
 }
 
 func run(args []string) int {
+	refuseUnknownSubcommands(rootCmd)
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()
 	switch {
@@ -81,6 +118,19 @@ func run(args []string) int {
 		return 2
 	}
 	return 3
+}
+
+// refuseUnknownSubcommands makes every command group below c (a command
+// with subcommands and nothing to run itself) refuse an unknown subcommand
+// as bad input; cobra would print the group's help and exit 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.NoArgs
+			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+		refuseUnknownSubcommands(sub)
+	}
 }
 
 // isCobraUsage recognizes cobra's own errors for unknown commands and bad

@@ -11,6 +11,7 @@ import (
 	"critsec/alg"
 	"critsec/cs"
 	"critsec/property"
+	"critsec/trace"
 )
 
 // problemFlags are the flags every runtime command (sim, check, ...) shares:
@@ -132,6 +133,17 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 		return problem{}, badInput("--assert-min/--assert-max: %v", err)
 	}
 	return pr, nil
+}
+
+// traceHeader is the header of a trace of pr: the problem and the property
+// checked (the runtime adds its own fields).
+func (pr problem) traceHeader() trace.Header {
+	h := trace.Header{
+		Alg: pr.Alg.Name, L: pr.Params.L, K: pr.Params.K,
+		Initial: pr.Params.Initial, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
+	}
+	h.SetProperty(pr.check)
+	return h
 }
 
 // machines builds the machines of processes 1..n; construction errors are

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,8 @@ type simFlags struct {
 	fifo, drain bool
 	tracePath   string
 	json        bool
+	progress    bool
+	maxMemoryGB float64
 }
 
 func newSimCmd() *cobra.Command {
@@ -69,12 +72,40 @@ Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random workload and transit times: equal seeds give identical runs")
 	fs.BoolVar(&f.fifo, "fifo", true, "per-link FIFO delivery; --fifo=false lets messages overtake each other (only with --tt-dist exp can they)")
 	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
-	fs.StringVar(&f.tracePath, "trace", "", "FILE to write every event to (JSON Lines, docs/trace.md); check it with: critsec trace check FILE")
+	fs.StringVar(&f.tracePath, "trace", "", "FILE to write every event to (JSON Lines, docs/trace.md); check it with: critsec trace check FILE. Size: about 75 bytes per event, two events per message and four per CS cycle (the default gcs run: 14 MB per 1000 entries)")
+	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
+	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newSimCmd()) }
+
+// simProgress returns the Progress callback: at most a line a second on
+// standard error, with --progress or when standard error is a terminal;
+// else nil.
+func simProgress(cmd *cobra.Command, f *simFlags) func(sim.Progress) {
+	w := cmd.ErrOrStderr()
+	if !showProgress(f.progress, w) {
+		return nil
+	}
+	start := time.Now()
+	last := start
+	return func(p sim.Progress) {
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		target := "(no entry limit)"
+		switch {
+		case f.entries > 0 && p.Entries >= f.entries:
+			target = "(draining: completing the requests made)"
+		case f.entries > 0:
+			target = fmt.Sprintf("of %d", f.entries)
+		}
+		fmt.Fprintf(w, "progress: %d entries %s, %d events, simulated time %.1f, %.0f s\n", p.Entries, target, p.Events, p.Time, time.Since(start).Seconds())
+	}
+}
 
 // checkTime refuses a negative, NaN or infinite time flag.
 func checkTime(flag string, v float64) error {
@@ -108,17 +139,27 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return badInput("--tt-dist: %v", err)
 	}
+	if !f.fifo && transit == sim.Const {
+		return badInput("--fifo=false has no effect with constant transit times: every link stays in order; add --tt-dist exp")
+	}
 	switch {
 	case f.entries < 0:
 		return badInput("--entries %d is out of range: need entries >= 1 (or 0 with --max-time)", f.entries)
 	case f.entries == 0 && f.maxTime == 0:
 		return badInput("--entries 0 needs --max-time > 0: otherwise the run never stops")
 	}
+	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
+		return err
+	}
+	if err := fits(pr, f.maxMemoryGB); err != nil {
+		return err
+	}
 	ms, err := pr.machines()
 	if err != nil {
 		return err
 	}
 	cfg := sim.Config{
+		Progress: simProgress(cmd, f),
 		Machines: ms, Property: pr.check,
 		Lambda: f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
@@ -134,10 +175,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 			return badInput("--trace %s: %v", f.tracePath, err)
 		}
 		defer out.Close()
-		h := sim.TraceHeader(cfg, trace.Header{
-			Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K,
-			Initial: pr.Params.Initial, Coterie: pr.Coterie, Quorums: pr.Params.Quorums,
-		})
+		h := sim.TraceHeader(cfg, pr.traceHeader())
 		cfg.Trace = trace.NewWriter(out, h)
 	}
 	res, err := sim.Run(cfg)

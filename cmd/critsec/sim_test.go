@@ -16,16 +16,28 @@ import (
 // output. Afterwards every flag of every command is back at its default, as
 // in a fresh process (cobra keeps flag values between Execute calls, --help
 // included).
+// runCLI runs critsec with args and returns its exit status and what it
+// wrote to standard output followed by standard error.
 func runCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
+	code, out, errOut := runCLIErr(t, "", args...)
+	return code, out + errOut
+}
+
+// runCLIErr runs critsec with args and standard input in, and returns its
+// exit status, standard output and standard error apart.
+func runCLIErr(t *testing.T, in string, args ...string) (code int, out, errOut string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	rootCmd.SetOut(&o)
+	rootCmd.SetErr(&e)
+	rootCmd.SetIn(strings.NewReader(in))
 	defer rootCmd.SetOut(nil)
 	defer rootCmd.SetErr(nil)
+	defer rootCmd.SetIn(nil)
 	defer resetFlags(rootCmd)
-	code := run(args)
-	return code, out.String()
+	code = run(args)
+	return code, o.String(), e.String()
 }
 
 func resetFlags(c *cobra.Command) {
@@ -153,6 +165,9 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "mutin", "--kmex", "raymond"}, // gcs only
 		{"--problem", "/nonexistent-file.json"},
 		{"--n", "100001"},
+		{"--fifo=false"},                                  // constant transit keeps links in order
+		{"--alg", "raymond", "--n", "100000", "--k", "3"}, // 84 GB of machines
+		{"--max-memory", "-1"},
 	}
 	for _, args := range bad {
 		code, out := runCLI(t, append([]string{"sim"}, args...)...)
@@ -255,5 +270,15 @@ func TestIOErrorStatus(t *testing.T) {
 	code, out := runCLI(t, "sim", "--entries", "3000", "--trace", "/dev/full")
 	if code != 3 || !strings.Contains(out, "no space left on device") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestVersion: `critsec version` and `critsec --version` print the same
+// line: the module version and what is known of the commit.
+func TestVersion(t *testing.T) {
+	c1, v1 := runCLI(t, "version")
+	c2, v2 := runCLI(t, "--version")
+	if c1 != 0 || c2 != 0 || v1 != v2 || !strings.HasPrefix(v1, "critsec ") || !strings.Contains(v1, "commit") {
+		t.Fatalf("version: %d %q; --version: %d %q", c1, v1, c2, v2)
 	}
 }

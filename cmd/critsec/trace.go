@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"critsec/cs"
 	"critsec/trace"
 )
 
@@ -16,15 +18,20 @@ var traceCmd = &cobra.Command{
 	Short: "Tools for critsec traces (JSON Lines, docs/trace.md)",
 }
 
+var traceLimits trace.Limits
+
 var traceCheckCmd = &cobra.Command{
 	Use:   "check FILE",
-	Short: "Re-check a trace on its own: bounds, message matching, requests",
+	Short: "Re-check a trace on its own: bounds, message matching, requests, the claimed verdict",
 	Long: `trace check reads a trace written by any runtime (sim, check, node) and
-re-checks the run it records, without the algorithm:
+re-checks the run it records, without the algorithm. FILE "-" is standard
+input.
 
-  - lo <= #InCS <= hi from the header's initial configuration on and after
-    every event (the header's "lo"/"hi", or l/k when absent); crashed
-    processes no longer count;
+  - the header's safety property from its initial configuration on and
+    after every event: lo <= #InCS <= hi (the header's "lo"/"hi", or l/k
+    when absent), or for a local problem l_i <= #InCS in N_i+P_i <= k_i for
+    every process (the header's "neighbors" and "lk"); crashed processes no
+    longer count;
   - every recv is matched by an earlier unmatched send on the same link with
     the same message kind, the oldest one when the header says "fifo": true;
   - a state event follows the matching pending request (entry -> InCS,
@@ -35,38 +42,117 @@ Messages still in transit at the end are fine. It prints "ok: ..." and how
 many times each process entered and exited (naming any that never did), or
 the first violation with its line number.
 
-Exit status: 0 ok, 1 violation, 2 unreadable or malformed file.`,
+A counterexample written by critsec check --trace says in its header what it
+demonstrates ("demonstrates": bounds, deadlock, ...). trace check then first
+prints "confirmed", "not confirmed" or "cannot confirm" with the reason: a
+deadlock is confirmed when at the end no message is in transit to a live
+process and every live process waits in a request; a deadlock under a budget
+(some process could still call) cannot be confirmed from a trace alone.
+
+Memory: about 80 bytes per process of the header's n, plus a few times the
+longest line; n above --max-n and lines above --max-line are refused before
+anything is read further.
+
+Exit status: 0 ok (nothing claimed, no violation); 1 a violation: found in a
+trace that claims nothing, or the claimed one, confirmed; 2 the trace cannot
+be taken at its word: unreadable, malformed, over a limit, or its claimed
+verdict not confirmed.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
-		path := args[0]
-		f, err := os.Open(path)
+		switch {
+		case traceLimits.MaxN < 1 || traceLimits.MaxN > trace.MaxID:
+			return badInput("--max-n %d is out of range: need 1 <= max-n <= %d", traceLimits.MaxN, trace.MaxID)
+		case traceLimits.MaxLine < 1:
+			return badInput("--max-line %d is out of range: need >= 1", traceLimits.MaxLine)
+		}
+		name, in, err := openTrace(cmd, args[0])
 		if err != nil {
 			return badInput("trace check: %v", err)
 		}
-		defer f.Close()
-		rep, err := trace.Check(f)
-		var fe *trace.FormatError
-		if errors.As(err, &fe) {
-			return badInput("trace check %s: malformed trace: %v", path, fe)
-		}
+		defer in.Close()
+		rep, err := trace.CheckLimits(in, traceLimits)
 		if err != nil {
-			return badInput("trace check %s: %v", path, err)
+			return traceReadError(name, err)
 		}
-		w := cmd.OutOrStdout()
-		if v := rep.Violation; v != nil {
-			fmt.Fprintf(w, "violation: %s line %d (t=%g, %s): %s; InCS: %s\n", path, v.Line, v.T, v.Event, v.Reason, idList(v.InCS))
+		printTraceReport(cmd.OutOrStdout(), name, rep)
+		switch {
+		case rep.Claim == nil && rep.Violation == nil:
+			return nil
+		case rep.Claim == nil || rep.Confirmation == trace.Confirmed:
 			return errFailure
 		}
-		fmt.Fprintf(w, "ok: %d events, max #InCS %d, min #InCS %d (bounds %d..%d), %d messages unreceived, %d requests pending\n",
-			rep.Events, rep.MaxInCS, rep.MinInCS, rep.Lo, rep.Hi, rep.Unreceived, rep.Pending)
-		en, ex := rep.Entries[1:], rep.Exits[1:]
-		fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
-			slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), idList(rep.NeverEntered()), idList(rep.NeverExited()))
-		return nil
+		return badInput("trace check %s: %s: the %s the header claims", name, rep.Confirmation, rep.Claim.Kind)
 	},
 }
 
+// openTrace opens path, or standard input for "-", and returns the name to
+// show in messages.
+func openTrace(cmd *cobra.Command, path string) (string, io.ReadCloser, error) {
+	if path == "-" {
+		return "standard input", io.NopCloser(cmd.InOrStdin()), nil
+	}
+	f, err := os.Open(path)
+	return path, f, err
+}
+
+// traceReadError is the one-line error for a trace that cannot be read:
+// malformed, over a limit (with the flag that raises it), or an I/O error.
+func traceReadError(name string, err error) error {
+	var fe *trace.FormatError
+	if !errors.As(err, &fe) {
+		return badInput("trace check %s: %v", name, err)
+	}
+	var le *trace.LimitError
+	switch {
+	case errors.As(err, &le) && le.What == "n" && le.Value <= trace.MaxID:
+		return badInput("trace check %s: %v; raise the limit with --max-n %d", name, fe, le.Value)
+	case errors.As(err, &le) && le.What == "line":
+		return badInput("trace check %s: %v; raise the limit with --max-line BYTES", name, fe)
+	}
+	return badInput("trace check %s: malformed trace: %v", name, fe)
+}
+
+// printTraceReport prints the answer to the header's claim, if any, then
+// the violation or the summary.
+func printTraceReport(w io.Writer, name string, rep *trace.Report) {
+	if cl := rep.Claim; cl != nil {
+		fmt.Fprintf(w, "%s: %s (the header's claim): %s\n", rep.Confirmation, cl.Kind, rep.ClaimNote)
+		if cl.Detail != "" {
+			fmt.Fprintf(w, "claimed: %s\n", cl.Detail)
+		}
+	}
+	if v := rep.Violation; v != nil {
+		fmt.Fprintf(w, "violation: %s line %d (t=%g, %s): %s; InCS: %s\n", name, v.Line, v.T, v.Event, v.Reason, fewIDs(v.InCS))
+		return
+	}
+	word := "ok"
+	if rep.Claim != nil {
+		word = "replayed"
+	}
+	bounds := fmt.Sprintf("bounds %d..%d", rep.Lo, rep.Hi)
+	if !rep.Property.IsGlobal() {
+		bounds = fmt.Sprintf("local bounds l_i..k_i on each of the %d neighbourhoods", rep.Property.N())
+	}
+	fmt.Fprintf(w, "%s: %d events, max #InCS %d, min #InCS %d (%s), %d messages unreceived, %d requests pending\n",
+		word, rep.Events, rep.MaxInCS, rep.MinInCS, bounds, rep.Unreceived, rep.Pending)
+	en, ex := rep.Entries[1:], rep.Exits[1:]
+	fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
+		slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), fewIDs(rep.NeverEntered()), fewIDs(rep.NeverExited()))
+}
+
+// fewIDs is idList for at most 10 ids, then how many there are in all: a
+// trace of a million processes gets a readable line.
+func fewIDs(ids []cs.ID) string {
+	if len(ids) <= 10 {
+		return idList(ids)
+	}
+	return fmt.Sprintf("%s ... (%d processes)", idList(ids[:10]), len(ids))
+}
+
 func init() {
+	fs := traceCheckCmd.Flags()
+	fs.IntVar(&traceLimits.MaxN, "max-n", trace.DefaultMaxN, fmt.Sprintf("refuse a header whose n is above this, 1..%d (memory: about %d bytes per process)", trace.MaxID, trace.BytesPerProcess))
+	fs.IntVar(&traceLimits.MaxLine, "max-line", trace.DefaultMaxLine, "refuse a line longer than this many bytes, >= 1")
 	traceCmd.AddCommand(traceCheckCmd)
 	rootCmd.AddCommand(traceCmd)
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"critsec/check"
+	"critsec/trace"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -52,7 +55,108 @@ func TestTraceCheckReadsCheckerTraces(t *testing.T) {
 		t.Fatalf("check: exit %d\n%s", code, out)
 	}
 	code, out := runCLI(t, "trace", "check", cx)
-	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") {
+	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") || !strings.HasPrefix(out, "confirmed: bounds (the header's claim): line ") {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+}
+
+// TestTraceCheckBadInput: every family of bad input exits 2 with one line
+// on standard error, no Go internals, and for a limit the flag that raises
+// it.
+func TestTraceCheckBadInput(t *testing.T) {
+	long := cliHeader + `{"t":1,"ev":"crash","node":1,"pad":"` + strings.Repeat("x", 300) + `"}` + "\n"
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+		msg   string
+	}{
+		{"huge n", `{"ev":"header","n":2000000000,"l":0,"k":1}`, nil, "n = 2000000000 is more than the limit of 1048576 processes (checking n = 2000000000 needs about 160 GB); raise the limit with --max-n 2000000000"},
+		{"n 2^62", `{"ev":"header","n":4611686018427387904}`, nil, "process ids are 32-bit"},
+		{"negative n", `{"ev":"header","n":-1}`, nil, "n = -1: need n >= 1"},
+		{"n over --max-n", cliHeader, []string{"--max-n", "1"}, "n = 2 is more than the limit of 1 processes"},
+		{"long line", long, []string{"--max-line", "200"}, "line 2: the line is longer than 200 bytes, the longest a trace line may be; raise the limit with --max-line BYTES"},
+		{"wrong type", cliHeader + `{"t":"1","ev":"crash","node":1}`, nil, `line 2: field "t": want a finite number, got a string`},
+		{"unknown event", cliHeader + `{"t":1,"ev":"jump","node":1}`, nil, `got "jump"`},
+		{"truncated", cliHeader + `{"t":1,"ev":"cra`, nil, "a truncated file?"},
+		{"empty", "", nil, "empty file"},
+		{"bad --max-n", cliHeader, []string{"--max-n", "0"}, "--max-n 0 is out of range"},
+		{"bad --max-line", cliHeader, []string{"--max-line", "-3"}, "--max-line -3 is out of range"},
+		{"missing file", "", []string{"/nonexistent/x.jsonl"}, "no such file or directory"},
+		{"a directory", "", []string{t.TempDir()}, "is a directory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"trace", "check"}, c.args...)
+			if len(c.args) == 0 || strings.HasPrefix(c.args[0], "--") {
+				args = append(args, "-")
+			}
+			code, out, errOut := runCLIErr(t, c.stdin, args...)
+			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.msg) {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want 2 and one line containing %q", code, out, errOut, c.msg)
+			}
+			for _, s := range []string{"json:", "Go struct", "strconv", "bufio", "panic", "goroutine"} {
+				if strings.Contains(errOut, s) {
+					t.Errorf("stderr shows %q: %s", s, errOut)
+				}
+			}
+		})
+	}
+}
+
+// TestTraceCheckStdin: "-" reads the trace from standard input.
+func TestTraceCheckStdin(t *testing.T) {
+	code, out, _ := runCLIErr(t, cliHeader+`{"t":1,"ev":"request","node":1,"op":"entry"}`, "trace", "check", "-")
+	if code != 0 || !strings.HasPrefix(out, "ok: 1 events") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+	code, out, _ = runCLIErr(t, cliHeader+`{"t":1,"ev":"recv","node":1,"from":2,"msg":"A"}`, "trace", "check", "-")
+	if code != 1 || !strings.HasPrefix(out, "violation: standard input line 2") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+	// Long lists of processes are cut to ten and a count.
+	code, out, _ = runCLIErr(t, strings.Replace(cliHeader, `"n":2`, `"n":20`, 1), "trace", "check", "-")
+	if code != 0 || !strings.Contains(out, "never entered: P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 ... (20 processes); never exited:") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// TestUnknownSubcommand: an unknown subcommand of a command group is bad
+// input (exit 2, one line), not the group's help with exit 0.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, group := range []string{"trace", "experiment"} {
+		code, _, errOut := runCLIErr(t, "", group, "nosuch")
+		if code != 2 || errOut != "critsec: unknown command \"nosuch\" for \"critsec "+group+"\"\n" {
+			t.Errorf("%s nosuch: exit %d, stderr %q", group, code, errOut)
+		}
+	}
+	if code, out, _ := runCLIErr(t, "", "trace"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("trace: exit %d, %q: want its help", code, out)
+	}
+}
+
+// TestTraceCheckConfirmsCheckerVerdicts: a counterexample written by check
+// --trace says what it demonstrates, and trace check confirms it: the
+// published Maekawa's global deadlock on grid(4) (exit 1, "confirmed"); a
+// deadlock under a budget that only the checker's search decides is said
+// to be unconfirmable (exit 2), not ok.
+func TestTraceCheckConfirmsCheckerVerdicts(t *testing.T) {
+	if trace.KindBounds != check.KindBounds || trace.KindDeadlock != check.KindDeadlock || trace.KindConvention != check.KindConvention || trace.KindError != check.KindError {
+		t.Fatal("trace.Kind* and check.Kind* differ")
+	}
+	cx := filepath.Join(t.TempDir(), "dl.jsonl")
+	if code, out := runCLI(t, "check", "--alg", "maekawa-paper", "--n", "4", "--coterie", "grid", "--trace", cx); code != 1 || !strings.Contains(out, "violation: deadlock") {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+	code, out := runCLI(t, "trace", "check", cx)
+	if code != 1 || !strings.HasPrefix(out, "confirmed: deadlock (the header's claim): at the end no message is in transit to a live process and every live process waits in a request (P1 entry, P2 entry, P3 entry, P4 entry)\n") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+	budget := writeFile(t, "budget.jsonl", strings.Replace(cliHeader, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"deadlock"}`, 1)+
+		`{"t":1,"ev":"request","node":1,"op":"entry"}`+"\n")
+	code, out, errOut := runCLIErr(t, "", "trace", "check", budget)
+	if code != 2 || !strings.HasPrefix(out, "cannot confirm: deadlock (the header's claim): at the end P1 entry is waiting but P2 could still call") ||
+		!strings.Contains(out, "\nreplayed: 1 events") || !strings.HasSuffix(errOut, "cannot confirm: the deadlock the header claims\n") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }

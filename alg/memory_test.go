@@ -1,0 +1,65 @@
+package alg
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestProcessBytes measures the machines of every algorithm, with every
+// choice of its options, and keeps each estimate (Algorithm.ProcessBytes)
+// between the measured size and four times it plus 1 kB: an estimate
+// below would let a run through that does not fit; one far above would
+// refuse runs that do. n = 1000 (and 2000 without -short); the published
+// variants build the same machines and are left out; under -short, so are
+// the non-default options.
+func TestProcessBytes(t *testing.T) {
+	ns := []int{1000}
+	if !testing.Short() {
+		ns = append(ns, 2000)
+	}
+	for _, n := range ns {
+		for _, a := range All() {
+			if strings.HasSuffix(a.Name, "-paper") {
+				continue
+			}
+			variants := []map[string]string{nil}
+			for _, o := range a.Options {
+				if testing.Short() {
+					break
+				}
+				for _, c := range o.Choices {
+					variants = append(variants, map[string]string{o.Name: c})
+				}
+			}
+			for _, opts := range variants {
+				spec := a.SpecFor(n, n/3, n-n/3)
+				spec.Options = opts
+				pr, err := Resolve(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := liveHeap()
+				ms, err := pr.Machines()
+				if err != nil {
+					t.Fatal(err)
+				}
+				measured := int64(liveHeap()-before) / int64(n)
+				runtime.KeepAlive(ms)
+				est := pr.Alg.ProcessBytes(pr.Params)
+				t.Logf("%s %v n=%d: %d bytes per process measured, %d estimated", a.Name, opts, n, measured, est)
+				if est < measured || est > 4*measured+1024 {
+					t.Errorf("%s %v n=%d: estimate %d bytes per process, measured %d", a.Name, opts, n, est, measured)
+				}
+			}
+		}
+	}
+}

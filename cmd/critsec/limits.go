@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"critsec/internal/sysmem"
+)
+
+// addMemoryFlag registers --max-memory (in GB) on fs; what says what the
+// limit applies to.
+func addMemoryFlag(fs *pflag.FlagSet, gb *float64, what string) {
+	fs.Float64Var(gb, "max-memory", sysmem.DefaultLimitGB(), what+"; the default is 3/4 of the memory available when the command starts (0: no limit)")
+}
+
+// checkMemoryFlag refuses a --max-memory that is not a size.
+func checkMemoryFlag(gb float64) error {
+	if !(gb >= 0) || gb > 1<<20 {
+		return badInput("--max-memory %v is out of range: need a size in GB >= 0 (0: no limit)", gb)
+	}
+	return nil
+}
+
+// fits refuses, up front, a problem whose machines alone would not fit in
+// the memory limit (GB, 0: none).
+func fits(pr problem, gb float64) error {
+	need := pr.MachineBytes()
+	if gb == 0 || float64(need) <= gb*(1<<30) {
+		return nil
+	}
+	return badInput("--n %d: the machines of %s alone need about %s (%s per process, measured: docs/performance.md), more than the memory limit of %.1f GB; use a smaller --n, or raise --max-memory if the machine has the room",
+		pr.Params.N, pr.Alg.Name, size(need), size(need/int64(pr.Params.N)), gb)
+}
+
+// size formats a byte count as "512 B", "1.5 kB", "3.2 GB".
+func size(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// showProgress reports whether a command prints progress to w: when asked
+// (--progress) or when w is a terminal.
+func showProgress(asked bool, w any) bool {
+	f, ok := w.(*os.File)
+	return asked || ok && term.IsTerminal(int(f.Fd()))
+}
