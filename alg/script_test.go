@@ -8,14 +8,14 @@ import (
 	"critsec/trace"
 )
 
-// TestScripts runs the scripts in testdata (testnet.RunScripts; -rewrite
+// TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
 // rewrites their outputs) on registered algorithms: new alg=NAME n=N l=L
 // k=K coterie=C builds them through Resolve, with the default initial
 // configuration, and checks the property they guarantee.
-// testdata/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
+// testdata/scripts/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
 // n = 4 on majority(4) with Maekawa as mx (docs/global-lk-cs.md).
 func TestScripts(t *testing.T) {
-	testnet.RunScripts(t, "testdata", func(args map[string]string) (testnet.Setup, error) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
 		a, err := Lookup(args["alg"])
 		if err != nil {
 			return testnet.Setup{}, err

@@ -85,14 +85,14 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestScripts runs the scripts in testdata (testnet.RunScripts; -rewrite
-// rewrites their outputs). testdata/paper_deadlock.txt is the published
+// TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
+// rewrites their outputs). testdata/scripts/paper_deadlock.txt is the published
 // algorithm's deadlock of docs/maekawa.md on grid(4): the published variant
 // ends deadlocked; on the same schedule the corrected variant, and a
 // machine built without choosing a variant (the zero value), send P3 the
 // FAILED of step 14 and every process gets in.
 func TestScripts(t *testing.T) {
-	testnet.RunScripts(t, "testdata", func(args map[string]string) (testnet.Setup, error) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
 		n, err := testnet.Int(args, "n")
 		if err != nil {
 			return testnet.Setup{}, err
@@ -120,14 +120,14 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// TestPaperDeadlocks: the schedule of testdata/paper_deadlock.txt, which
+// TestPaperDeadlocks: the schedule of testdata/scripts/paper_deadlock.txt, which
 // deadlocks the published algorithm (TestScripts), is the checker's
 // shortest counterexample on grid(4), and that path replays. Step 14 is
 // where the published algorithm goes wrong: P4's arbiter queues P2's
 // request in front of P3's, which had been first without a FAILED, and
 // tells P3 nothing.
 func TestPaperDeadlocks(t *testing.T) {
-	script, err := testnet.ScriptSchedule("testdata/paper_deadlock.txt")
+	script, err := testnet.ScriptSchedule("testdata/scripts/paper_deadlock.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

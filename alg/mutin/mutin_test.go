@@ -24,7 +24,7 @@ func newMutin(t testing.TB, n, l int, v mutin.Variant) []cs.Machine {
 
 // TestRandomSchedules checks l <= #InCS and the absence of deadlock on random
 // schedules. The Paper variant is run only with l <= n-2: with l = n-1 these
-// schedules find the deadlock of testdata/paper_loses_release.txt.
+// schedules find the deadlock of testdata/scripts/paper_loses_release.txt.
 func TestRandomSchedules(t *testing.T) {
 	seeds := uint64(40)
 	if testing.Short() {
@@ -115,15 +115,15 @@ func TestRefusesStrangers(t *testing.T) {
 	}
 }
 
-// TestScripts runs the scripts in testdata (testnet.RunScripts; -rewrite
+// TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
 // rewrites their outputs), with Ricart-Agrawala as mx and the quorums
-// testnet.Arcs(n). testdata/paper_loses_release.txt is the counterexample
+// testnet.Arcs(n). testdata/scripts/paper_loses_release.txt is the counterexample
 // to Lemma 2 of docs/global-lk-cs.md ("one Response2 per Query loses
 // Releases"): the published variant ends in a global deadlock; on the same
 // schedule the corrected variant, and a machine built without choosing a
 // variant (the zero value), forward P5's Release and P2 exits.
 func TestScripts(t *testing.T) {
-	testnet.RunScripts(t, "testdata", func(args map[string]string) (testnet.Setup, error) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
 		n, err1 := testnet.Int(args, "n")
 		l, err2 := testnet.Int(args, "l")
 		v, err3 := testnet.Choice(args, "variant", map[string]mutin.Variant{"paper": mutin.Paper, "fixed": mutin.Fixed})

@@ -22,11 +22,11 @@ func raymondNet(t *testing.T, n, k int, o testnet.Options) *testnet.Network {
 	return testnet.MustGlobal(t, machines(t, n, k), 0, k, o)
 }
 
-// TestScripts runs the scripts in testdata with Raymond's k-mutex
+// TestScripts runs the scripts in testdata/scripts with Raymond's k-mutex
 // (new n=N k=K, checking 0 <= #InCS <= k, or hi=H for a bound of its
 // own); -rewrite rewrites their outputs.
 func TestScripts(t *testing.T) {
-	testnet.RunScripts(t, "testdata", func(args map[string]string) (testnet.Setup, error) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
 		if args["hi"] == "" {
 			args["hi"] = args["k"]
 		}
