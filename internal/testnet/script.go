@@ -86,11 +86,12 @@ func Choice[V any](args map[string]string, key string, choices map[string]V) (V,
 //	                    waiting, transit (see Verdict) or violation. Every
 //	                    section must assert one.
 //	trace [summary]     the section's run as a critsec trace, and what
-//	                    trace.Check (critsec trace check) says of it; the
-//	                    test fails when the trace check finds a violation
-//	                    in a run the network found none in, or none where
-//	                    the network found a bound broken. summary: the
-//	                    report only.
+//	                    trace.Check (critsec trace check) says of it and
+//	                    of what the trace claims to demonstrate (Claim);
+//	                    the test fails when the trace check finds a
+//	                    violation in a run the network found none in, none
+//	                    where the network found a bound broken, or does
+//	                    not confirm the claim. summary: the report only.
 //	rerun key=value ... build again with the section's new arguments, these
 //	                    overriding them ("variant=" gives the empty value),
 //	                    and replay its schedule: the run blocks before its
@@ -333,6 +334,14 @@ func (s *script) trace(t *testing.T, d *datadriven.TestData, summary bool) strin
 	} else {
 		out = fmt.Sprintf("ok: %d events, max #InCS %d, min #InCS %d (bounds %d..%d), %d messages unreceived, %d requests pending\n",
 			rep.Events, rep.MaxInCS, rep.MinInCS, rep.Lo, rep.Hi, rep.Unreceived, rep.Pending)
+	}
+	// A claim the trace can show (a bound, a deadlock with no process left
+	// to act) must be confirmed; one it cannot show is not refuted.
+	if rep.Claim != nil {
+		out += fmt.Sprintf("demonstrates %s: %s: %s\n", rep.Claim.Kind, rep.Confirmation, rep.ClaimNote)
+		if rep.Confirmation == trace.NotConfirmed {
+			t.Errorf("%s: trace check does not confirm the claim %s: %s", d.Pos, rep.Claim.Kind, rep.ClaimNote)
+		}
 	}
 	if summary {
 		return out

@@ -47,7 +47,7 @@ import (
 	"critsec/trace"
 )
 
-// Kinds of violations.
+// Kinds of violations: the names of the runtimes' and of trace.Claim's.
 const (
 	// KindBounds: a bound of the property failed (Violation.Failure).
 	KindBounds = "bounds"
@@ -835,25 +835,35 @@ func (net *Network) RunRandom(changes int) error {
 	return nil
 }
 
+// Claim is what the run demonstrates, as a trace header says it
+// ("demonstrates"): the violation found, else a deadlock when the state is
+// one (Verdict), else nil.
+func (net *Network) Claim() *trace.Claim {
+	switch {
+	case net.err != nil:
+		return &trace.Claim{Kind: net.err.Kind, Detail: net.err.Detail}
+	case net.Verdict() == Deadlock:
+		return &trace.Claim{Kind: trace.KindDeadlock, Detail: "nothing in transit and every live process waits in a request (" + net.Waits() + ")"}
+	}
+	return nil
+}
+
 // WriteTrace writes the run in critsec's trace format (docs/trace.md): h
-// completed with n, the initial configuration, the bounds of a global
-// property, runtime "testnet" and fifo (false when a message was lost, as
-// a later message of the same link may then be received first), then the
-// recorded events with t the step number. The network must record
-// (Options.Record).
+// completed with n, the initial configuration, the property
+// (Header.SetProperty), runtime "testnet", fifo (false when a message was
+// lost on a link that may deliver later ones, which may then be received
+// first) and what the run demonstrates (Claim), then the recorded events
+// with t the step number (lost messages and trust outputs have no trace
+// event). The network must record (Options.Record).
 func (net *Network) WriteTrace(w io.Writer, h trace.Header) error {
 	if !net.record {
 		return errors.New("testnet: WriteTrace: the network does not record (Options.Record)")
 	}
-	h.N, h.Initial, h.Runtime, h.FIFO = net.n, net.initial, "testnet", !net.lossy
-	if net.prop.IsGlobal() {
-		h.Lo, h.Hi = net.prop.GlobalBounds()
-	}
+	h.SetProperty(net.prop)
+	h.Initial, h.Runtime, h.FIFO, h.Demonstrates = net.initial, "testnet", !net.lossy, net.Claim()
 	tw := trace.NewWriter(w, h)
 	for _, ev := range net.events {
-		if ev.Ev != EvLost && ev.Ev != EvTrust {
-			tw.Event(ev.Event)
-		}
+		tw.Event(ev.Event) // leaves out the kinds that are not trace events
 	}
 	return tw.Flush()
 }

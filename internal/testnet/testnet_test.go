@@ -145,11 +145,22 @@ func TestBoundsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net = testnet.MustNew(t, machines(t, 3, 2), local, testnet.Options{})
+	net = testnet.MustNew(t, machines(t, 3, 2), local, testnet.Options{Record: true})
 	testnet.MustDo(t, net, "P2 entry", "P3 entry", "drain", "expect P2 InCS", "expect P3 InCS")
 	err = net.Do("P3 exit", "P1 entry", "drain")
 	if !errors.As(err, &v) || v.Failure == nil || v.Failure.Bound.Name != "N[1]" || !strings.Contains(err.Error(), "N[1]={P1,P2}: 2 InCS") {
 		t.Fatalf("got %v, want the bound N[1] broken", err)
+	}
+	// The trace carries the local property and the claim; trace check
+	// finds the same bound broken.
+	var b bytes.Buffer
+	if err := net.WriteTrace(&b, trace.Header{Alg: "raymond", K: 2}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Check(&b)
+	if err != nil || rep.Violation == nil || !strings.Contains(rep.Violation.Reason, "N[1]") ||
+		rep.Claim == nil || rep.Claim.Kind != trace.KindBounds || rep.Confirmation != trace.Confirmed {
+		t.Fatalf("trace check: %+v %v", rep, err)
 	}
 }
 
