@@ -47,17 +47,16 @@ import (
 	"critsec/trace"
 )
 
-// Kinds of violations: the names of the runtimes' and of trace.Claim's.
+// Kinds of violations, those of a trace's claim (trace.Claim): a
+// bound of the property failed (Violation.Failure); a machine refused a
+// call the convention allows, reported a state change that does not
+// complete its pending request, or is not in the state it reported; a
+// machine returned an error for a message or a detector input, or sent a
+// message to a process that does not exist.
 const (
-	// KindBounds: a bound of the property failed (Violation.Failure).
-	KindBounds = "bounds"
-	// KindConvention: a machine refused a call the convention allows,
-	// reported a state change that does not complete its pending request,
-	// or is not in the state it reported.
-	KindConvention = "convention"
-	// KindError: a machine returned an error for a message or a detector
-	// input, or sent a message to a process that does not exist.
-	KindError = "error"
+	KindBounds     = trace.KindBounds
+	KindConvention = trace.KindConvention
+	KindError      = trace.KindError
 )
 
 // Violation is a failure of a checked property. Once a network has one,
