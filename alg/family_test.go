@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"critsec/cs"
-	"critsec/internal/cstest"
+	"critsec/internal/testnet"
 	"critsec/sim"
 )
 
@@ -71,8 +71,7 @@ func TestFamilyWithMaekawa(t *testing.T) {
 	for _, c := range familyCases(ns) {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			ms, pr := c.build(t)
-			lo, hi := pr.Property.GlobalBounds()
-			if err := cstest.New(ms, lo, hi, seed).Run(40 * c.n); err != nil {
+			if err := testnet.MustNew(t, ms, pr.Property, testnet.Options{Seed: seed}).RunRandom(40 * c.n); err != nil {
 				t.Errorf("%v random schedule seed %d: %v", c, seed, err)
 			}
 		}

@@ -3,8 +3,7 @@ package alg
 import (
 	"testing"
 
-	"critsec/cs"
-	"critsec/internal/cstest"
+	"critsec/internal/testnet"
 )
 
 // TestLKRegistered builds each algorithm of the global (l,k)-CS family
@@ -12,10 +11,7 @@ import (
 // choice of its options, and runs it on random schedules within its bounds.
 func TestLKRegistered(t *testing.T) {
 	n := 5
-	qs := make([][]cs.ID, n)
-	for i := range qs {
-		qs[i] = []cs.ID{cs.ID(i + 1), cs.ID((i+1)%n + 1), cs.ID((i+2)%n + 1)}
-	}
+	qs := testnet.Arcs(n) // Q_i = {P_i, P_i+1, P_i+2}
 	for _, c := range []struct {
 		name    string
 		options map[string]string
@@ -42,13 +38,12 @@ func TestLKRegistered(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %v: %v", c.name, c.options, err)
 		}
-		lo, hi := pr.Property.GlobalBounds()
 		for seed := uint64(1); seed <= 5; seed++ {
 			ms, err := pr.Machines()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cstest.New(ms, lo, hi, seed).Run(100); err != nil {
+			if err := testnet.MustNew(t, ms, pr.Property, testnet.Options{Seed: seed}).RunRandom(100); err != nil {
 				t.Errorf("%s %v seed %d: %v", c.name, c.options, seed, err)
 			}
 		}

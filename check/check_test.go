@@ -3,6 +3,7 @@ package check_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"critsec/alg/raymond"
 	"critsec/check"
 	"critsec/cs"
+	"critsec/internal/testnet"
 	"critsec/property"
 )
 
@@ -138,65 +140,36 @@ func TestCoRaymondMutualInclusion(t *testing.T) {
 	}
 }
 
-// net is an independent re-implementation of the checker's transition
-// rules (FIFO links), used to confirm counterexamples on fresh machines.
-type net struct {
-	ms    []cs.Machine
-	links map[[2]cs.ID][]cs.Message
-	cur   cs.ID
-	inCS  int
-}
-
-func (n *net) Send(to cs.ID, m cs.Message) {
-	n.links[[2]cs.ID{n.cur, to}] = append(n.links[[2]cs.ID{n.cur, to}], m)
-}
-func (n *net) Changed(s cs.State) {
-	if s == cs.InCS {
-		n.inCS++
-	} else {
-		n.inCS--
-	}
-}
-
-// replay runs path on ms and returns the network, failing on any error.
-func replay(t *testing.T, ms []cs.Machine, path []check.Step) *net {
+// replay runs path on fresh machines ms in the test network (testnet, an
+// implementation of the checker's transition rules independent of it, FIFO
+// links), which checks p after every step. It fails t on an error before
+// the last step and returns the network and the last step's error.
+func replay(t *testing.T, ms []cs.Machine, p *property.Property, path []check.Step) (*testnet.Network, error) {
 	t.Helper()
-	n := &net{ms: ms, links: map[[2]cs.ID][]cs.Message{}}
-	for _, m := range ms {
-		if m.State() == cs.InCS {
-			n.inCS++
-		}
-	}
-	for _, st := range path {
-		a := st.Action
-		m := ms[a.Node-1]
-		n.cur = a.Node
-		var err error
-		switch a.Kind {
-		case check.Request:
-			if a.Op == cs.Entry {
-				err = m.Entry(n)
-			} else {
-				err = m.Exit(n)
+	net := testnet.MustNew(t, ms, p, testnet.Options{Record: true})
+	for i, st := range path {
+		if err := net.Do(st.Action.String()); err != nil {
+			if i == len(path)-1 {
+				return net, err
 			}
-		case check.Deliver:
-			q := n.links[[2]cs.ID{a.From, a.Node}]
-			if len(q) == 0 {
-				t.Fatalf("step %s: nothing to deliver", st)
-			}
-			n.links[[2]cs.ID{a.From, a.Node}] = q[1:]
-			if q[0].Kind() != a.Msg {
-				t.Fatalf("step %s: head is %s", st, q[0].Kind())
-			}
-			err = m.Receive(n, a.From, q[0])
-		default:
-			t.Fatalf("step %s: unexpected action kind", st)
-		}
-		if err != nil {
 			t.Fatalf("step %s: %v", st, err)
 		}
 	}
-	return n
+	return net, nil
+}
+
+// checkDeadlock fails t unless net is in a global deadlock: nothing in
+// transit and every live process waiting in a request.
+func checkDeadlock(t *testing.T, name string, net *testnet.Network) {
+	t.Helper()
+	if !net.Deadlocked() {
+		t.Errorf("%s: after the path: %s, in transit %v, waiting %s; want a deadlock", name, net.Verdict(), net.InTransit(), net.Waits())
+	}
+	for i := cs.ID(1); int(i) <= net.N(); i++ {
+		if _, _, crashed := net.State(i); !crashed && net.Machine(i).Pending() == cs.None {
+			t.Errorf("%s: after the path P%d is not waiting", name, i)
+		}
+	}
 }
 
 // TestAssertMaxViolationReplays: a bound stronger than Raymond promises
@@ -212,9 +185,11 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 	if got := len(res.Violation.Path); got != 6 {
 		t.Errorf("path has %d steps, want 6", got)
 	}
-	n := replay(t, raymondMachines(t, 3, 2), res.Violation.Path)
-	if n.inCS != 2 {
-		t.Errorf("replayed path ends with %d InCS, want 2", n.inCS)
+	// On fresh machines the last step breaks the bound, with 2 InCS.
+	net, err := replay(t, raymondMachines(t, 3, 2), cfg.Property, res.Violation.Path)
+	var v *testnet.Violation
+	if !errors.As(err, &v) || v.Kind != testnet.KindBounds || v.Failure.Count != 2 || net.CountInCS() != 2 {
+		t.Errorf("replayed path ends with %d InCS and %v, want 2 and a bounds violation", net.CountInCS(), err)
 	}
 	if steps, v, err := check.Replay(cfg, check.Actions(res.Violation.Path)); err != nil || v == nil || v.Kind != check.KindBounds || !reflect.DeepEqual(steps, res.Violation.Path) {
 		t.Errorf("check.Replay: %v %+v %v", err, v, err)
@@ -225,6 +200,16 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 	}
 	if got := strings.Count(buf.String(), `"state":"InCS"`); got != 2 {
 		t.Errorf("trace has %d InCS events, want 2:\n%s", got, buf.String())
+	}
+	// The test network's trace of the same path has the same events.
+	var tn bytes.Buffer
+	if err := net.WriteTrace(&tn, traceHeader()); err != nil {
+		t.Fatal(err)
+	}
+	_, events, _ := strings.Cut(buf.String(), "\n")
+	_, tnEvents, _ := strings.Cut(tn.String(), "\n")
+	if events != tnEvents {
+		t.Errorf("the checker's trace events\n%s\nthe test network's\n%s", events, tnEvents)
 	}
 }
 
@@ -238,15 +223,14 @@ func TestDeadlockFound(t *testing.T) {
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 			t.Fatalf("n=%d: got %s %+v, want a deadlock", n, res.Verdict, res.Violation)
 		}
-		net := replay(t, newRA(n, true), res.Violation.Path)
-		for _, m := range net.ms {
-			if m.Pending() != cs.Entry {
-				t.Errorf("n=%d: after the path P%d is not waiting: %v", n, m.Self(), res.Violation.Path)
-			}
+		net, err := replay(t, newRA(n, true), global(t, n, 0, 1), res.Violation.Path)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
 		}
-		for l, q := range net.links {
-			if len(q) != 0 {
-				t.Errorf("n=%d: after the path link %v still holds %d messages", n, l, len(q))
+		checkDeadlock(t, fmt.Sprintf("n=%d", n), net)
+		for i := cs.ID(1); int(i) <= n; i++ {
+			if net.Machine(i).Pending() != cs.Entry {
+				t.Errorf("n=%d: after the path P%d is not waiting to enter: %v", n, i, res.Violation.Path)
 			}
 		}
 	}

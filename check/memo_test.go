@@ -7,6 +7,7 @@ import (
 	"critsec/alg"
 	"critsec/check"
 	"critsec/cs"
+	"critsec/internal/testnet"
 )
 
 // TestMemo: the memo of machine calls changes nothing in the results, paths
@@ -49,7 +50,7 @@ func TestMemo(t *testing.T) {
 	for _, a := range alg.All() {
 		spec := a.SpecFor(3, 1, 2)
 		if a.Quorums {
-			spec.Quorums = arcs(3)
+			spec.Quorums = testnet.Arcs(3)
 		}
 		pr, err := alg.Resolve(spec)
 		if err != nil {

@@ -5,20 +5,8 @@ import (
 
 	"critsec/alg"
 	"critsec/check"
-	"critsec/cs"
+	"critsec/internal/testnet"
 )
-
-// arcs returns the quorums Q_i = {P_i, ..., P_(i+n/2)} (mod n), which
-// pairwise intersect.
-func arcs(n int) [][]cs.ID {
-	qs := make([][]cs.ID, n)
-	for i := range qs {
-		for d := 0; d <= n/2; d++ {
-			qs[i] = append(qs[i], cs.ID((i+d)%n+1))
-		}
-	}
-	return qs
-}
 
 // TestRegistry runs the checker on every registered algorithm at a size
 // that takes seconds: the algorithm's own bounds must hold (ok), and an
@@ -29,7 +17,7 @@ func TestRegistry(t *testing.T) {
 	for _, a := range alg.All() {
 		spec := a.SpecFor(n, 1, 2)
 		if a.Quorums {
-			spec.Quorums = arcs(n)
+			spec.Quorums = testnet.Arcs(n)
 		}
 		pr, err := alg.Resolve(spec)
 		if err != nil {

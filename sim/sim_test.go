@@ -12,6 +12,7 @@ import (
 	"critsec/alg"
 	"critsec/alg/raymond"
 	"critsec/cs"
+	"critsec/internal/testnet"
 	"critsec/property"
 	"critsec/sim"
 	"critsec/trace"
@@ -477,18 +478,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// arcs returns the quorums Q_i = {P_i, ..., P_(i+n/2)} (mod n), which
-// pairwise intersect.
-func arcs(n int) [][]cs.ID {
-	qs := make([][]cs.ID, n)
-	for i := range qs {
-		for d := 0; d <= n/2; d++ {
-			qs[i] = append(qs[i], cs.ID((i+d)%n+1))
-		}
-	}
-	return qs
-}
-
 // TestRegistry simulates every registered algorithm briefly under load:
 // its own bounds must hold after every event. The "-paper" variants, as
 // published, may deadlock (docs/global-lk-cs.md); that is the only
@@ -498,7 +487,7 @@ func TestRegistry(t *testing.T) {
 	for _, a := range alg.All() {
 		spec := a.SpecFor(n, 1, 3)
 		if a.Quorums {
-			spec.Quorums = arcs(n)
+			spec.Quorums = testnet.Arcs(n)
 		}
 		pr, err := alg.Resolve(spec)
 		if err != nil {

@@ -68,7 +68,7 @@ type Header struct {
 	// k. A header read without both "lo" and "hi" gets L and K here.
 	Lo int `json:"lo"`
 	Hi int `json:"hi"`
-	// Runtime is "sim", "check" or "node".
+	// Runtime is "sim", "check", "node" or "testnet" (the test network).
 	Runtime string `json:"runtime"`
 	// FIFO reports whether every link delivered in send order.
 	FIFO bool `json:"fifo"`

@@ -1,7 +1,7 @@
 package gcs_test
 
 import (
-	"strings"
+	"errors"
 	"testing"
 
 	"critsec/alg/gcs"
@@ -9,7 +9,7 @@ import (
 	"critsec/alg/mutin"
 	"critsec/alg/raymond"
 	"critsec/cs"
-	"critsec/internal/cstest"
+	"critsec/internal/testnet"
 )
 
 // children builds the paper's children of (l,k)-GCS with MUTIN options o:
@@ -19,26 +19,6 @@ func children(o mutin.Options) gcs.Options {
 		Lmin: func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, o) },
 		Kmex: func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, o) },
 	}
-}
-
-// arcs returns the quorums Q_i = {P_i, ..., P_i+n/2} (ids mod n), which
-// pairwise intersect.
-func arcs(n int) [][]cs.ID {
-	qs := make([][]cs.ID, n)
-	for i := range qs {
-		for d := 0; d <= n/2; d++ {
-			qs[i] = append(qs[i], cs.ID((i+d)%n+1))
-		}
-	}
-	return qs
-}
-
-func firstIDs(c int) []cs.ID {
-	ids := make([]cs.ID, c)
-	for i := range ids {
-		ids[i] = cs.ID(i + 1)
-	}
-	return ids
 }
 
 func TestRandomSchedules(t *testing.T) {
@@ -51,13 +31,13 @@ func TestRandomSchedules(t *testing.T) {
 			l, k := lk[0], lk[1]
 			for _, c := range []int{l, k} {
 				for seed := uint64(1); seed <= seeds; seed++ {
-					p := cs.Params{N: n, L: l, K: k, Quorums: arcs(n), Initial: firstIDs(c)}
+					p := cs.Params{N: n, L: l, K: k, Quorums: testnet.Arcs(n), Initial: testnet.First(c)}
 					ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 					if err != nil {
 						t.Fatal(err)
 					}
-					net := cstest.New(ms, l, k, seed)
-					if err := net.Run(30 * n); err != nil {
+					net := testnet.MustGlobal(t, ms, l, k, testnet.Options{Seed: seed})
+					if err := net.RunRandom(30 * n); err != nil {
 						t.Errorf("n=%d l=%d k=%d initial=%d seed=%d: %v", n, l, k, c, seed, err)
 					}
 				}
@@ -106,12 +86,12 @@ func TestOtherCoteries(t *testing.T) {
 	for _, c := range cases {
 		n := len(c.quorums)
 		for seed := uint64(1); seed <= 5; seed++ {
-			p := cs.Params{N: n, L: c.l, K: c.k, Quorums: c.quorums, Initial: firstIDs(c.l)}
+			p := cs.Params{N: n, L: c.l, K: c.k, Quorums: c.quorums, Initial: testnet.First(c.l)}
 			ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cstest.New(ms, c.l, c.k, seed).Run(20 * n); err != nil {
+			if err := testnet.MustGlobal(t, ms, c.l, c.k, testnet.Options{Seed: seed}).RunRandom(20 * n); err != nil {
 				t.Errorf("%s seed %d: %v", c.name, seed, err)
 			}
 		}
@@ -120,11 +100,11 @@ func TestOtherCoteries(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	bad := map[string]cs.Params{
-		"l = k":          {N: 3, L: 2, K: 2, Quorums: arcs(3), Initial: []cs.ID{1, 2}},
-		"k > n":          {N: 3, L: 1, K: 4, Quorums: arcs(3), Initial: []cs.ID{1}},
-		"too few InCS":   {N: 3, L: 1, K: 2, Quorums: arcs(3)},
-		"too many InCS":  {N: 3, L: 0, K: 2, Quorums: arcs(3), Initial: []cs.ID{1, 2, 3}},
-		"missing quorum": {N: 3, L: 0, K: 2, Quorums: arcs(2)},
+		"l = k":          {N: 3, L: 2, K: 2, Quorums: testnet.Arcs(3), Initial: []cs.ID{1, 2}},
+		"k > n":          {N: 3, L: 1, K: 4, Quorums: testnet.Arcs(3), Initial: []cs.ID{1}},
+		"too few InCS":   {N: 3, L: 1, K: 2, Quorums: testnet.Arcs(3)},
+		"too many InCS":  {N: 3, L: 0, K: 2, Quorums: testnet.Arcs(3), Initial: []cs.ID{1, 2, 3}},
+		"missing quorum": {N: 3, L: 0, K: 2, Quorums: testnet.Arcs(2)},
 	}
 	for name, p := range bad {
 		if _, err := gcs.New(p, children(mutin.Options{Mx: raymond.New})); err == nil {
@@ -142,15 +122,15 @@ func TestPaperDeadlocks(t *testing.T) {
 	stuck := map[mutin.Variant]int{}
 	for _, v := range []mutin.Variant{mutin.Paper, mutin.Fixed} {
 		for seed := uint64(1); seed <= 20; seed++ {
-			p := cs.Params{N: 5, L: 2, K: 3, Quorums: arcs(5), Initial: firstIDs(2)}
+			p := cs.Params{N: 5, L: 2, K: 3, Quorums: testnet.Arcs(5), Initial: testnet.First(2)}
 			ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: v}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = cstest.New(ms, 2, 3, seed).Run(300)
+			err = testnet.MustGlobal(t, ms, 2, 3, testnet.Options{Seed: seed}).RunRandom(300)
 			switch {
 			case err == nil:
-			case strings.HasPrefix(err.Error(), "stuck"):
+			case errors.Is(err, testnet.ErrDeadlock):
 				stuck[v]++
 			default:
 				t.Fatalf("%v seed %d: %v", v, seed, err)
@@ -172,12 +152,12 @@ func TestLargeN(t *testing.T) {
 	for _, n := range []int{20, 50, 100} {
 		for _, lk := range [][2]int{{1, n - 1}, {n / 3, 2 * n / 3}, {n/2 - 1, n/2 + 1}} {
 			for seed := uint64(1); seed <= 3; seed++ {
-				p := cs.Params{N: n, L: lk[0], K: lk[1], Quorums: arcs(n), Initial: firstIDs(lk[0])}
+				p := cs.Params{N: n, L: lk[0], K: lk[1], Quorums: testnet.Arcs(n), Initial: testnet.First(lk[0])}
 				ms, err := gcs.New(p, children(mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := cstest.New(ms, lk[0], lk[1], seed).Run(4 * n); err != nil {
+				if err := testnet.MustGlobal(t, ms, lk[0], lk[1], testnet.Options{Seed: seed}).RunRandom(4 * n); err != nil {
 					t.Errorf("n=%d l=%d k=%d seed=%d: %v", n, lk[0], lk[1], seed, err)
 				}
 			}

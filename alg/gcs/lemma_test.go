@@ -8,70 +8,45 @@ import (
 	"critsec/alg/mutin"
 	"critsec/alg/raymond"
 	"critsec/cs"
+	"critsec/internal/testnet"
 )
 
-// lockstep runs machines in the timing model of the paper's section 3.3:
-// every message takes one time unit, local computation none. Round r
-// delivers, in send order, every message sent in round r-1.
-type lockstep struct {
-	t         testing.TB
-	ms        []cs.Machine
-	now, next []envelope
-	cur       cs.ID
-	sent      int
-}
-
-type envelope struct {
-	from, to cs.ID
-	msg      cs.Message
-}
-
-func (s *lockstep) Send(to cs.ID, m cs.Message) {
-	s.sent++
-	s.next = append(s.next, envelope{s.cur, to, m})
-}
-func (s *lockstep) Changed(cs.State) {}
+// The tests below run in the timing model of the paper's section 3.3:
+// every message takes one time unit, local computation none; a round of the
+// test network (testnet.Round) delivers, in send order, every message sent
+// in the round before.
 
 // call makes P_i call Exit (if InCS) or Entry, then runs rounds until the
 // call completes; it returns the number of rounds waited.
-func (s *lockstep) call(i cs.ID) int {
-	s.t.Helper()
-	m := s.ms[i-1]
-	s.cur = i
-	var err error
-	if m.State() == cs.InCS {
-		err = m.Exit(s)
-	} else {
-		err = m.Entry(s)
-	}
-	if err != nil {
-		s.t.Fatal(err)
+func call(t testing.TB, net *testnet.Network, i cs.ID) int {
+	t.Helper()
+	if err := net.Toggle(i); err != nil {
+		t.Fatal(err)
 	}
 	rounds := 0
-	for m.Pending() != cs.None {
-		if len(s.next) == 0 {
-			s.t.Fatalf("P%d blocked with no message in transit", i)
+	for net.Machine(i).Pending() != cs.None {
+		if !round(t, net) {
+			t.Fatalf("P%d blocked with no message in transit", i)
 		}
-		s.round()
 		rounds++
 	}
 	return rounds
 }
 
-func (s *lockstep) round() {
-	s.now, s.next = s.next, nil
-	for _, e := range s.now {
-		s.cur = e.to
-		if err := s.ms[e.to-1].Receive(s, e.from, e.msg); err != nil {
-			s.t.Fatal(err)
-		}
+// round runs one round and reports whether it delivered anything.
+func round(t testing.TB, net *testnet.Network) bool {
+	t.Helper()
+	moved, err := net.Round()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return moved
 }
 
-// quiesce delivers every message in transit.
-func (s *lockstep) quiesce() {
-	for len(s.next) > 0 {
-		s.round()
+// quiesce delivers every message in transit, round after round.
+func quiesce(t testing.TB, net *testnet.Network) {
+	t.Helper()
+	for round(t, net) {
 	}
 }
 
@@ -95,31 +70,31 @@ func TestUncontendedCost(t *testing.T) {
 		q := n/2 + 1
 		o := mutin.Options{Mx: raymond.New, Variant: mutin.Fixed}
 
-		ms, err := mutin.New(cs.Params{N: n, L: 1, Quorums: arcs(n), Initial: firstIDs(n)}, o)
+		ms, err := mutin.New(cs.Params{N: n, L: 1, Quorums: testnet.Arcs(n), Initial: testnet.First(n)}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &lockstep{t: t, ms: ms}
-		exit := s.call(1)
-		entry := s.call(1)
-		s.quiesce()
-		if want := 2*(n-1) + 5*q; exit != 6 || entry != 0 || s.sent != want {
-			t.Errorf("mutin n=%d: exit %d entry %d units, %d messages; want 6, 0, %d", n, exit, entry, s.sent, want)
+		net := testnet.MustGlobal(t, ms, 1, n, testnet.Options{})
+		exit := call(t, net, 1)
+		entry := call(t, net, 1)
+		quiesce(t, net)
+		if want, sent := 2*(n-1)+5*q, net.Counts().Sent; exit != 6 || entry != 0 || sent != want {
+			t.Errorf("mutin n=%d: exit %d entry %d units, %d messages; want 6, 0, %d", n, exit, entry, sent, want)
 		}
 
-		ms, err = gcs.New(cs.Params{N: n, L: 1, K: n - 1, Quorums: arcs(n), Initial: firstIDs(2)}, children(o))
+		ms, err = gcs.New(cs.Params{N: n, L: 1, K: n - 1, Quorums: testnet.Arcs(n), Initial: testnet.First(2)}, children(o))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s = &lockstep{t: t, ms: ms}
-		exit = s.call(1)
-		s.quiesce()
-		entry = s.call(1)
-		s.quiesce()
-		if want := 4*(n-1) + 10*q; exit != 6 || entry != 6 || s.sent != want {
-			t.Errorf("gcs n=%d: exit %d entry %d units, %d messages; want 6, 6, %d", n, exit, entry, s.sent, want)
+		net = testnet.MustGlobal(t, ms, 1, n-1, testnet.Options{})
+		exit = call(t, net, 1)
+		quiesce(t, net)
+		entry = call(t, net, 1)
+		quiesce(t, net)
+		if want, sent := 4*(n-1)+10*q, net.Counts().Sent; exit != 6 || entry != 6 || sent != want {
+			t.Errorf("gcs n=%d: exit %d entry %d units, %d messages; want 6, 6, %d", n, exit, entry, sent, want)
 		}
-		t.Logf("n=%d |Q|=%d: mutin pair %d messages, gcs pair %d messages", n, q, 2*(n-1)+5*q, s.sent)
+		t.Logf("n=%d |Q|=%d: mutin pair %d messages, gcs pair %d messages", n, q, 2*(n-1)+5*q, net.Counts().Sent)
 	}
 }
 
@@ -129,25 +104,22 @@ func TestUncontendedCost(t *testing.T) {
 // account of the entry chain).
 func TestBlockedExitWakesInTwo(t *testing.T) {
 	n := 5
-	ms, err := mutin.New(cs.Params{N: n, L: 2, Quorums: arcs(n), Initial: firstIDs(2)}, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+	ms, err := mutin.New(cs.Params{N: n, L: 2, Quorums: testnet.Arcs(n), Initial: testnet.First(2)}, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &lockstep{t: t, ms: ms}
-	s.cur = 1
-	if err := ms[0].Exit(s); err != nil {
-		t.Fatal(err)
-	}
-	s.quiesce()
+	net := testnet.MustGlobal(t, ms, 2, n, testnet.Options{})
+	testnet.MustDo(t, net, "P1 exit")
+	quiesce(t, net)
 	if ms[0].Pending() != cs.Exit {
 		t.Fatal("P1 exited with only l processes InCS")
 	}
-	if s.call(4) != 0 {
+	if call(t, net, 4) != 0 {
 		t.Fatal("Entry waited")
 	}
 	rounds := 0
 	for ms[0].Pending() != cs.None {
-		s.round()
+		round(t, net)
 		rounds++
 	}
 	if rounds != 4 {
@@ -158,12 +130,12 @@ func TestBlockedExitWakesInTwo(t *testing.T) {
 // TestKmutexUncontended: Co(MUTIN(n-k)) Entry is MUTIN's Exit (6 units),
 // Exit is MUTIN's Entry (no wait).
 func TestKmutexUncontended(t *testing.T) {
-	ms, err := kmutex.New(cs.Params{N: 5, K: 2, Quorums: arcs(5)}, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
+	ms, err := kmutex.New(cs.Params{N: 5, K: 2, Quorums: testnet.Arcs(5)}, mutin.Options{Mx: raymond.New, Variant: mutin.Fixed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &lockstep{t: t, ms: ms}
-	if entry, exit := s.call(3), s.call(3); entry != 6 || exit != 0 {
+	net := testnet.MustGlobal(t, ms, 0, 2, testnet.Options{})
+	if entry, exit := call(t, net, 3), call(t, net, 3); entry != 6 || exit != 0 {
 		t.Fatalf("kmutex: entry %d exit %d units, want 6 and 0", entry, exit)
 	}
 }

@@ -11,8 +11,9 @@ import (
 	"critsec/check"
 	"critsec/coterie"
 	"critsec/cs"
-	"critsec/internal/cstest"
+	"critsec/internal/testnet"
 	"critsec/property"
+	"critsec/trace"
 )
 
 // mutex is the property of mutual exclusion on n processes.
@@ -84,67 +85,53 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// paperDeadlock is the shortest deadlock the checker finds for the
-// published algorithm on the grid coterie of 4 processes
-// (Q_1 = {1,2,3}, Q_2 = {1,2,4}, Q_3 = {1,3,4}, Q_4 = {2,3,4}); see
-// docs/maekawa.md for the walk-through. Step 14 is where the published
-// algorithm goes wrong: P4's arbiter queues P2's request in front of P3's,
-// which had been first without a FAILED, and tells P3 nothing.
-var paperDeadlock = []struct {
-	entry    cs.ID // a process calling Entry, or 0
-	from, to cs.ID
-	kind     string
-}{
-	{entry: 2}, {entry: 3},
-	{from: 3, to: 1, kind: "REQUEST"},
-	{from: 1, to: 3, kind: "LOCKED"},
-	{from: 2, to: 1, kind: "REQUEST"}, // (1,2) precedes P3's lock (1,3): INQUIRE to P3
-	{from: 1, to: 3, kind: "INQUIRE"}, // P3 has no FAILED: it defers
-	{entry: 1},
-	{from: 1, to: 2, kind: "REQUEST"},
-	{from: 1, to: 3, kind: "REQUEST"},
-	{from: 2, to: 1, kind: "FAILED"},
-	{from: 3, to: 1, kind: "FAILED"},
-	{entry: 4},                        // P4's own arbiter locks for (1,4)
-	{from: 3, to: 4, kind: "REQUEST"}, // (1,3) is first in the queue: INQUIRE to P4, which defers
-	{from: 2, to: 4, kind: "REQUEST"}, // (1,2) overtakes (1,3); the paper sends P3 nothing
-	{from: 4, to: 2, kind: "REQUEST"},
-	{from: 2, to: 4, kind: "FAILED"}, // P4 relinquishes its own lock to (1,2)
-	{from: 4, to: 2, kind: "LOCKED"},
-	{from: 4, to: 3, kind: "REQUEST"},
-	{from: 3, to: 4, kind: "FAILED"},
-}
-
-func runScript(h *harness) {
-	h.t.Helper()
-	for _, s := range paperDeadlock {
-		if s.entry != 0 {
-			h.entry(s.entry)
-		} else {
-			h.deliver(s.from, s.to, s.kind)
+// TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
+// rewrites their outputs). testdata/scripts/paper_deadlock.txt is the published
+// algorithm's deadlock of docs/maekawa.md on grid(4): the published variant
+// ends deadlocked; on the same schedule the corrected variant, and a
+// machine built without choosing a variant (the zero value), send P3 the
+// FAILED of step 14 and every process gets in.
+func TestScripts(t *testing.T) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
+		n, err := testnet.Int(args, "n")
+		if err != nil {
+			return testnet.Setup{}, err
 		}
-	}
+		qs, name, err := coterie.ByName(args["coterie"], n)
+		if err != nil {
+			return testnet.Setup{}, err
+		}
+		v, err := testnet.Choice(args, "variant", map[string]maekawa.Variant{"paper": maekawa.Paper, "fixed": maekawa.Fixed})
+		if err != nil {
+			return testnet.Setup{}, err
+		}
+		ms := make([]cs.Machine, n)
+		for i := range ms {
+			if ms[i], err = maekawa.NewMachine(cs.ID(i+1), n, qs[i], v); err != nil {
+				return testnet.Setup{}, err
+			}
+		}
+		p, err := property.Global(n, 0, 1)
+		alg := maekawa.Name
+		if v == maekawa.Paper {
+			alg += "-paper"
+		}
+		return testnet.Setup{Machines: ms, Property: p, Header: trace.Header{Alg: alg, K: 1, Coterie: name, Quorums: qs}}, err
+	})
 }
 
-// TestPaperDeadlocks replays the counterexample on the published algorithm:
-// nothing is in transit, every process waits; P2 waits for P3's lock at P1
-// and P3 for P2's lock at P4.
+// TestPaperDeadlocks: the schedule of testdata/scripts/paper_deadlock.txt, which
+// deadlocks the published algorithm (TestScripts), is the checker's
+// shortest counterexample on grid(4), and that path replays. Step 14 is
+// where the published algorithm goes wrong: P4's arbiter queues P2's
+// request in front of P3's, which had been first without a FAILED, and
+// tells P3 nothing.
 func TestPaperDeadlocks(t *testing.T) {
+	script, err := testnet.ScriptSchedule("testdata/scripts/paper_deadlock.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	grid := cs.Params{N: 4, Quorums: quorums(t, "grid", 4)}
-	h := newHarness(t, build(t, grid, maekawa.Paper))
-	runScript(h)
-	if tr := h.inTransit(); len(tr) != 0 {
-		t.Fatalf("messages still in transit: %v", tr)
-	}
-	for _, m := range h.ms {
-		if m.Pending() != cs.Entry {
-			t.Fatalf("P%d is not waiting", m.Self())
-		}
-	}
-
-	// The checker finds this very schedule (it is a shortest one), and its
-	// path replays (Replay re-executes the steps; the deadlock itself is
-	// what the harness shows above).
 	cfg := check.Config{Machines: build(t, grid, maekawa.Paper), Property: mutex(t, grid.N), Budget: 2, Workers: 2}
 	res, err := check.Run(cfg)
 	if err != nil {
@@ -153,67 +140,15 @@ func TestPaperDeadlocks(t *testing.T) {
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 		t.Fatalf("paper variant on grid(4): %s %+v, want a deadlock", res.Verdict, res.Violation)
 	}
-	var script []string
-	for _, s := range paperDeadlock {
-		if s.entry != 0 {
-			script = append(script, check.Action{Kind: check.Request, Node: s.entry, Op: cs.Entry}.String())
-		} else {
-			script = append(script, check.Action{Kind: check.Deliver, Node: s.to, From: s.from, Msg: s.kind}.String())
-		}
-	}
 	var found []string
 	for _, s := range res.Violation.Path {
 		found = append(found, s.Action.String())
 	}
 	if !slices.Equal(found, script) {
-		t.Errorf("the checker's counterexample is\n%s\nwant\n%s", strings.Join(found, "\n"), strings.Join(script, "\n"))
+		t.Errorf("the checker's counterexample is\n%s\nthe script's schedule\n%s", strings.Join(found, "\n"), strings.Join(script, "\n"))
 	}
 	if _, v, err := check.Replay(cfg, check.Actions(res.Violation.Path)); err != nil || v != nil {
 		t.Errorf("the counterexample does not replay: %v %+v", err, v)
-	}
-}
-
-// TestDisplacedHeadGetsFailed runs the same schedule on the corrected
-// algorithm: at step 14 P4's arbiter sends FAILED to P3, so P3 relinquishes
-// P1's lock and every process gets in.
-func TestDisplacedHeadGetsFailed(t *testing.T) {
-	h := newHarness(t, build(t, cs.Params{N: 4, Quorums: quorums(t, "grid", 4)}, maekawa.Fixed))
-	runScript(h)
-	if tr := h.inTransit(); !slices.Equal(tr, []string{"P4->P3 FAILED"}) {
-		t.Fatalf("in transit after the script: %v, want [P4->P3 FAILED]", tr)
-	}
-	h.deliver(4, 3, "FAILED")
-	if tr := h.inTransit(); !slices.Equal(tr, []string{"P3->P1 RELINQUISH"}) {
-		t.Fatalf("P3 answered the deferred INQUIRE with %v, want [P3->P1 RELINQUISH]", tr)
-	}
-	entered := map[cs.ID]bool{}
-	for range 100 {
-		for _, m := range h.ms {
-			if m.State() == cs.InCS {
-				entered[m.Self()] = true
-			}
-		}
-		h.settleOnce()
-	}
-	if len(entered) != 4 {
-		t.Fatalf("only %v entered", entered)
-	}
-}
-
-// settleOnce delivers one message per non-empty link and lets InCS
-// processes exit.
-func (h *harness) settleOnce() {
-	for _, m := range h.ms {
-		if m.State() == cs.InCS {
-			h.exit(m.Self())
-		}
-	}
-	for f := range h.links {
-		for to, q := range h.links[f] {
-			if len(q) > 0 {
-				h.deliver(cs.ID(f), cs.ID(to), q[0].Kind())
-			}
-		}
 	}
 }
 
@@ -221,41 +156,37 @@ func (h *harness) settleOnce() {
 // INQUIRE (no FAILED yet); the FAILED from P4 makes it relinquish.
 func TestInquireDeferredUntilFailed(t *testing.T) {
 	for _, failedFirst := range []bool{false, true} {
-		h := newHarness(t, build(t, central, maekawa.Fixed))
-		h.entry(2) // (1,2)
-		h.deliver(2, 3, "REQUEST")
-		h.entry(1)                 // (1,1) precedes (1,2)
-		h.deliver(1, 3, "REQUEST") // INQUIRE to P2
-		h.deliver(1, 4, "REQUEST") // P4 locks for P1
-		h.deliver(2, 4, "REQUEST") // FAILED to P2
-		h.deliver(3, 2, "LOCKED")
-		sent := h.sent
+		net := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+		testnet.MustDo(t, net,
+			"P2 entry", // (1,2)
+			"deliver P2->P3 REQUEST",
+			"P1 entry",               // (1,1) precedes (1,2)
+			"deliver P1->P3 REQUEST", // INQUIRE to P2
+			"deliver P1->P4 REQUEST", // P4 locks for P1
+			"deliver P2->P4 REQUEST", // FAILED to P2
+			"deliver P3->P2 LOCKED")
+		sent := net.Counts().Sent
 		if failedFirst {
-			h.deliver(4, 2, "FAILED")
-			if h.sent != sent {
+			testnet.MustDo(t, net, "deliver P4->P2 FAILED")
+			if net.Counts().Sent != sent {
 				t.Fatal("P2 sent a message on FAILED with no INQUIRE to answer")
 			}
-			h.deliver(3, 2, "INQUIRE") // answered at once
+			testnet.MustDo(t, net, "deliver P3->P2 INQUIRE") // answered at once
 		} else {
-			h.deliver(3, 2, "INQUIRE")
-			if h.sent != sent {
-				t.Fatalf("P2 answered INQUIRE before any FAILED: %v", h.inTransit())
+			testnet.MustDo(t, net, "deliver P3->P2 INQUIRE")
+			if net.Counts().Sent != sent {
+				t.Fatalf("P2 answered INQUIRE before any FAILED: %v", net.InTransit())
 			}
-			h.deliver(4, 2, "FAILED") // answers the deferred INQUIRE
+			testnet.MustDo(t, net, "deliver P4->P2 FAILED") // answers the deferred INQUIRE
 		}
-		if tr := h.inTransit(); !slices.Equal(tr, []string{"P2->P3 RELINQUISH", "P4->P1 LOCKED"}) {
-			t.Fatalf("failedFirst=%v: in transit %v", failedFirst, tr)
-		}
-		h.deliver(2, 3, "RELINQUISH")
-		h.deliver(3, 1, "LOCKED")
-		h.deliver(4, 1, "LOCKED")
-		if h.m(1).State() != cs.InCS {
-			t.Fatal("P1 did not enter after P2 relinquished")
-		}
-		h.settle()
-		if h.m(2).Pending() != cs.None {
-			t.Fatal("P2 never entered")
-		}
+		testnet.MustDo(t, net,
+			"expect transit P2->P3 RELINQUISH, P4->P1 LOCKED",
+			"deliver P2->P3 RELINQUISH",
+			"deliver P3->P1 LOCKED",
+			"deliver P4->P1 LOCKED",
+			"expect P1 InCS", // P1 entered after P2 relinquished
+			"settle",
+			"expect P2 idle") // P2 entered (and left)
 	}
 }
 
@@ -263,35 +194,31 @@ func TestInquireDeferredUntilFailed(t *testing.T) {
 // left, or after it started a newer request are ignored; the RELEASE
 // answers them.
 func TestStaleInquireIgnored(t *testing.T) {
-	h := newHarness(t, build(t, central, maekawa.Fixed))
-	h.entry(2)
-	h.deliver(2, 3, "REQUEST")
-	h.deliver(2, 4, "REQUEST")
-	h.entry(1)
-	h.deliver(1, 3, "REQUEST") // INQUIRE(1) from P3 to P2
-	h.deliver(1, 4, "REQUEST") // INQUIRE(1) from P4 to P2
-	h.deliver(3, 2, "LOCKED")
-	h.deliver(4, 2, "LOCKED")
-	if h.m(2).State() != cs.InCS {
-		t.Fatal("P2 did not enter")
+	net := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	testnet.MustDo(t, net,
+		"P2 entry",
+		"deliver P2->P3 REQUEST",
+		"deliver P2->P4 REQUEST",
+		"P1 entry",
+		"deliver P1->P3 REQUEST", // INQUIRE(1) from P3 to P2
+		"deliver P1->P4 REQUEST", // INQUIRE(1) from P4 to P2
+		"deliver P3->P2 LOCKED",
+		"deliver P4->P2 LOCKED",
+		"expect P2 InCS")
+	sent := net.Counts().Sent
+	testnet.MustDo(t, net, "deliver P3->P2 INQUIRE") // while InCS
+	if net.Counts().Sent != sent {
+		t.Fatalf("P2 answered an INQUIRE while InCS: %v", net.InTransit())
 	}
-	sent := h.sent
-	h.deliver(3, 2, "INQUIRE") // while InCS
-	if h.sent != sent {
-		t.Fatalf("P2 answered an INQUIRE while InCS: %v", h.inTransit())
+	testnet.MustDo(t, net, "P2 exit", "P2 entry") // a newer request, seq 2
+	sent = net.Counts().Sent
+	testnet.MustDo(t, net, "deliver P4->P2 INQUIRE") // about the old request
+	if net.Counts().Sent != sent {
+		t.Fatalf("P2 answered a stale INQUIRE: %v", net.InTransit())
 	}
-	h.exit(2)
-	h.entry(2) // a newer request, seq 2
-	sent = h.sent
-	h.deliver(4, 2, "INQUIRE") // about the old request
-	if h.sent != sent {
-		t.Fatalf("P2 answered a stale INQUIRE: %v", h.inTransit())
-	}
-	h.settle()
-	for _, m := range h.ms {
-		if m.Pending() != cs.None {
-			t.Fatalf("P%d still waits", m.Self())
-		}
+	testnet.MustDo(t, net, "settle")
+	if v := net.Verdict(); v != testnet.Quiet {
+		t.Fatalf("after settling: %s, waiting: %s", v, net.Waits())
 	}
 }
 
@@ -302,30 +229,33 @@ func TestLightLoadMessages(t *testing.T) {
 	for _, name := range []string{"majority", "grid"} {
 		for n := 1; n <= 30; n++ {
 			qs := quorums(t, name, n)
-			h := newHarness(t, build(t, cs.Params{N: n, Quorums: qs}, maekawa.Fixed))
+			net := testnet.MustGlobal(t, build(t, cs.Params{N: n, Quorums: qs}, maekawa.Fixed), 0, 1, testnet.Options{})
 			for i := cs.ID(1); int(i) <= n; i++ {
-				before := h.sent
-				h.entry(i)
-				h.settle()
+				before := net.Counts().Sent
+				if err := net.Entry(i); err != nil {
+					t.Fatal(err)
+				}
+				if err := net.Settle(); err != nil {
+					t.Fatal(err)
+				}
 				want := 3 * len(qs[i-1])
 				if slices.Contains(qs[i-1], i) {
 					want -= 3
 				}
-				if got := h.sent - before; got != want {
+				if got := net.Counts().Sent - before; got != want {
 					t.Errorf("%s n=%d: P%d's entry and exit took %d messages, want %d", name, n, i, got, want)
 				}
 			}
 		}
 	}
-	h := newHarness(t, build(t, central, maekawa.Fixed))
-	h.entry(1)
-	h.settle()
-	if h.sent != 6 {
-		t.Errorf("P1 outside its quorum {3,4}: %d messages, want 6", h.sent)
+	net := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	testnet.MustDo(t, net, "P1 entry", "settle")
+	if got := net.Counts().Sent; got != 6 {
+		t.Errorf("P1 outside its quorum {3,4}: %d messages, want 6", got)
 	}
 }
 
-// TestRandomSchedules runs random schedules (cstest) on majority and grid
+// TestRandomSchedules runs random schedules (testnet) on majority and grid
 // coteries, n = 2..9, checking mutual exclusion after every step and that
 // the run never gets stuck.
 func TestRandomSchedules(t *testing.T) {
@@ -338,12 +268,12 @@ func TestRandomSchedules(t *testing.T) {
 			p := cs.Params{N: n, Quorums: quorums(t, name, n)}
 			var sent, entries int
 			for seed := uint64(1); seed <= seeds; seed++ {
-				net := cstest.New(build(t, p, maekawa.Fixed), 0, 1, seed)
-				if err := net.Run(400); err != nil {
+				net := testnet.MustGlobal(t, build(t, p, maekawa.Fixed), 0, 1, testnet.Options{Seed: seed})
+				if err := net.RunRandom(400); err != nil {
 					t.Fatalf("%s n=%d seed=%d: %v", name, n, seed, err)
 				}
-				sent += net.Sent
-				entries += net.Entries
+				sent += net.Counts().Sent
+				entries += net.Counts().Entries
 			}
 			t.Logf("%s n=%d: %.2f messages per entry under random contention", name, n, float64(sent)/float64(entries))
 		}
@@ -403,36 +333,36 @@ func TestNewMachineAsChild(t *testing.T) {
 		}
 		ms[i] = m
 	}
-	if err := cstest.New(ms, 0, 1, 7).Run(300); err != nil {
+	if err := testnet.MustGlobal(t, ms, 0, 1, testnet.Options{Seed: 7}).RunRandom(300); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestInitiallyInCS(t *testing.T) {
 	p := cs.Params{N: 4, Quorums: quorums(t, "grid", 4), Initial: []cs.ID{3}}
-	h := newHarness(t, build(t, p, maekawa.Fixed))
-	if h.m(3).State() != cs.InCS || h.inCS != 1 {
+	net := testnet.MustGlobal(t, build(t, p, maekawa.Fixed), 0, 1, testnet.Options{})
+	if net.Machine(3).State() != cs.InCS || net.CountInCS() != 1 {
 		t.Fatal("P3 does not start InCS")
 	}
-	h.entry(1)
-	h.entry(2)
-	h.settle()
-	for _, m := range h.ms {
-		if m.Pending() != cs.None || m.State() != cs.OutCS {
-			t.Fatalf("P%d: %v %v after settling", m.Self(), m.State(), m.Pending())
+	testnet.MustDo(t, net, "P1 entry", "P2 entry", "settle")
+	for i := cs.ID(1); i <= 4; i++ {
+		if m := net.Machine(i); m.Pending() != cs.None || m.State() != cs.OutCS {
+			t.Fatalf("P%d: %v %v after settling", i, m.State(), m.Pending())
 		}
 	}
 }
 
 // TestRefusals: convention breaks and messages a correct run never
-// produces are errors, and change nothing.
+// produces are errors, and change nothing. The machines are called
+// directly, with a recording environment.
 func TestRefusals(t *testing.T) {
-	h := newHarness(t, build(t, central, maekawa.Fixed))
-	if err := h.m(1).Exit(h); !errors.Is(err, cs.ErrConvention) {
+	net := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	var env cs.Effects
+	if err := net.Machine(1).Exit(&env); !errors.Is(err, cs.ErrConvention) {
 		t.Errorf("Exit while OutCS: %v", err)
 	}
-	h.entry(1)
-	if err := h.m(1).Entry(h); !errors.Is(err, cs.ErrConvention) {
+	testnet.MustDo(t, net, "P1 entry")
+	if err := net.Machine(1).Entry(&env); !errors.Is(err, cs.ErrConvention) {
 		t.Errorf("Entry while waiting: %v", err)
 	}
 	for _, c := range []struct {
@@ -447,45 +377,44 @@ func TestRefusals(t *testing.T) {
 		{1, 2, maekawa.Inquire{Seq: 1}, "INQUIRE from P2, which is not in Q"},
 		{1, 9, maekawa.Locked{}, "cannot handle LOCKED"},
 	} {
-		if err := h.m(c.to).Receive(h, c.from, c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := net.Machine(c.to).Receive(&env, c.from, c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("P%d receiving %s from P%d: %v, want %q", c.to, c.msg.Kind(), c.from, err, c.want)
 		}
 	}
-	h.deliver(1, 3, "REQUEST")
-	before := h.m(3).AppendState(nil)
-	if err := h.m(3).Receive(h, 1, maekawa.Request{Seq: 5}); err == nil || !strings.Contains(err.Error(), "whose request (1) it still holds") {
+	if len(env.List) != 0 {
+		t.Errorf("refused calls had effects: %+v", env.List)
+	}
+	testnet.MustDo(t, net, "deliver P1->P3 REQUEST")
+	before := net.Machine(3).AppendState(nil)
+	if err := net.Machine(3).Receive(&env, 1, maekawa.Request{Seq: 5}); err == nil || !strings.Contains(err.Error(), "whose request (1) it still holds") {
 		t.Errorf("second REQUEST: %v", err)
 	}
-	if !bytes.Equal(before, h.m(3).AppendState(nil)) {
+	if !bytes.Equal(before, net.Machine(3).AppendState(nil)) {
 		t.Error("a refused message changed the arbiter's state")
 	}
 }
 
 // TestCloneAndState: clones are independent, equal states encode equally.
 func TestCloneAndState(t *testing.T) {
-	h := newHarness(t, build(t, central, maekawa.Fixed))
-	h.entry(2)
-	h.deliver(2, 3, "REQUEST")
-	h.entry(1)
-	c := h.m(3).Clone()
-	if !bytes.Equal(c.AppendState(nil), h.m(3).AppendState(nil)) {
+	net := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	testnet.MustDo(t, net, "P2 entry", "deliver P2->P3 REQUEST", "P1 entry")
+	c := net.Machine(3).Clone()
+	if !bytes.Equal(c.AppendState(nil), net.Machine(3).AppendState(nil)) {
 		t.Fatal("a clone encodes differently")
 	}
-	h.deliver(1, 3, "REQUEST") // queues P1 at P3's arbiter
-	if bytes.Equal(c.AppendState(nil), h.m(3).AppendState(nil)) {
+	testnet.MustDo(t, net, "deliver P1->P3 REQUEST") // queues P1 at P3's arbiter
+	if bytes.Equal(c.AppendState(nil), net.Machine(3).AppendState(nil)) {
 		t.Fatal("the clone followed the original")
 	}
 	// Two routes to the same state encode equally: P1 enters and leaves
 	// alone, twice, from fresh machines.
-	a := newHarness(t, build(t, central, maekawa.Fixed))
-	b := newHarness(t, build(t, central, maekawa.Fixed))
-	a.entry(1)
-	a.settle()
-	b.entry(1)
-	b.settle()
-	for i := range a.ms {
-		if !bytes.Equal(a.ms[i].AppendState(nil), b.ms[i].AppendState(nil)) {
-			t.Fatalf("P%d: equal runs, different encodings", i+1)
+	a := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	b := testnet.MustGlobal(t, build(t, central, maekawa.Fixed), 0, 1, testnet.Options{})
+	testnet.MustDo(t, a, "P1 entry", "settle")
+	testnet.MustDo(t, b, "P1 entry", "settle")
+	for i := cs.ID(1); i <= 4; i++ {
+		if !bytes.Equal(a.Machine(i).AppendState(nil), b.Machine(i).AppendState(nil)) {
+			t.Fatalf("P%d: equal runs, different encodings", i)
 		}
 	}
 }
@@ -498,10 +427,10 @@ func TestPaperStuckOnRandomSchedules(t *testing.T) {
 	p := cs.Params{N: 5, Quorums: quorums(t, "majority", 5)}
 	stuck := 0
 	for seed := uint64(1); seed <= 100; seed++ {
-		err := cstest.New(build(t, p, maekawa.Paper), 0, 1, seed).Run(400)
+		err := testnet.MustGlobal(t, build(t, p, maekawa.Paper), 0, 1, testnet.Options{Seed: seed}).RunRandom(400)
 		switch {
 		case err == nil:
-		case strings.HasPrefix(err.Error(), "stuck"):
+		case errors.Is(err, testnet.ErrDeadlock):
 			stuck++
 		default:
 			t.Fatalf("seed %d: %v", seed, err)

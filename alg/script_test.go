@@ -1,0 +1,39 @@
+package alg
+
+import (
+	"errors"
+	"testing"
+
+	"critsec/internal/testnet"
+	"critsec/trace"
+)
+
+// TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
+// rewrites their outputs) on registered algorithms: new alg=NAME n=N l=L
+// k=K coterie=C builds them through Resolve, with the default initial
+// configuration, and checks the property they guarantee.
+// testdata/scripts/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
+// n = 4 on majority(4) with Maekawa as mx (docs/global-lk-cs.md).
+func TestScripts(t *testing.T) {
+	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
+		a, err := Lookup(args["alg"])
+		if err != nil {
+			return testnet.Setup{}, err
+		}
+		n, err1 := testnet.Int(args, "n")
+		l, err2 := testnet.Int(args, "l")
+		k, err3 := testnet.Int(args, "k")
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return testnet.Setup{}, err
+		}
+		spec := a.SpecFor(n, l, k)
+		spec.Coterie = args["coterie"]
+		pr, err := Resolve(spec)
+		if err != nil {
+			return testnet.Setup{}, err
+		}
+		ms, err := pr.Machines()
+		h := trace.Header{Alg: a.Name, L: pr.Params.L, K: pr.Params.K, Coterie: pr.Coterie, Quorums: pr.Params.Quorums}
+		return testnet.Setup{Machines: ms, Property: pr.Property, Header: h}, err
+	})
+}
