@@ -185,7 +185,7 @@ func (c *Config) Validate() error {
 // TraceHeader completes h (which names the algorithm, n, l, k, the initial
 // configuration and any coterie) with what the simulator knows: runtime
 // "sim", the bounds, FIFO, the seed, and lambda, E, cs_dist, Ts, Tr, Tt,
-// transit_dist, entries, max_time and drain as parameters.
+// tt_dist, entries, max_time and drain as parameters.
 func TraceHeader(c Config, h trace.Header) trace.Header {
 	h.Runtime = "sim"
 	h.SetProperty(c.Property)
@@ -193,7 +193,7 @@ func TraceHeader(c Config, h trace.Header) trace.Header {
 	h.Seed = c.Seed
 	p := map[string]any{
 		"lambda": c.Lambda, "E": c.E, "cs_dist": c.csDist().String(),
-		"Ts": c.Ts, "Tr": c.Tr, "Tt": c.Tt, "transit_dist": c.transitDist().String(),
+		"Ts": c.Ts, "Tr": c.Tr, "Tt": c.Tt, "tt_dist": c.transitDist().String(),
 		"entries": c.Entries, "max_time": c.MaxTime, "drain": c.Drain,
 	}
 	if len(c.Crashes) > 0 {
