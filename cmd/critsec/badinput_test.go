@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestBadInputEverySubcommand runs every subcommand on its family of bad
+// inputs (issue 10): each is refused with exit status 2 and one line that
+// starts with "critsec: ", no stack trace, and takes little memory (the
+// refusal comes before any large allocation; under 64 MB allocated).
+func TestBadInputEverySubcommand(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hugeN := file("huge.jsonl", `{"ev":"header","alg":"raymond","n":2000000000,"l":0,"k":3,"seed":1,"initial":[],"lo":0,"hi":3,"runtime":"sim","fifo":true}`+"\n")
+	n62 := file("n62.jsonl", `{"ev":"header","alg":"raymond","n":4611686018427387904,"l":0,"k":3,"initial":[],"runtime":"sim","fifo":true}`+"\n")
+	badProblem := file("p.json", `{"alg":"gcs","n":1e12}`)
+	cases := [][]string{
+		{"sim", "--alg", "raymond", "--n", "100000", "--k", "3"},
+		{"sim", "--n", "9223372036854775807"},
+		{"sim", "--lambda", "Inf"},
+		{"sim", "--E", "NaN"},
+		{"sim", "--initial", "1,,2"},
+		{"sim", "--problem", badProblem},
+		{"sim", "--alg", "raymond", "--coterie", "grid"},
+		{"sim", "--alg", "raymond", "--mx", "ra"},
+		{"check", "--n", "65", "--max-states", "10"},
+		{"check", "--n", "9223372036854775807"},
+		{"check", "--budget", "101"},
+		{"check", "--max-memory", "NaN"},
+		{"check", "--expected-states", "5"},
+		{"check", "--search", "dfs", "--workers", "2"},
+		{"trace", "check", hugeN},
+		{"trace", "check", n62},
+		{"trace", "check", filepath.Join(dir, "missing.jsonl")},
+		{"trace", "nosuch"},
+		{"experiment", "nosuch"},
+		{"nosuch"},
+	}
+	for _, args := range cases {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		code, out := runCLI(t, args...)
+		runtime.ReadMemStats(&after)
+		out = strings.TrimSpace(out)
+		if code != 2 || strings.Contains(out, "\n") || !strings.HasPrefix(out, "critsec: ") || strings.Contains(out, "goroutine ") {
+			t.Errorf("%v: exit %d, want 2 and one line:\n%s", args, code, out)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+			t.Errorf("%v: allocated %d MB to refuse the input", args, alloc>>20)
+		}
+	}
+}
