@@ -251,7 +251,7 @@ const MaxN = math.MaxInt32
 
 // MaxIDs bounds the built-in coteries: Majority and Grid refuse to build
 // more than MaxIDs process ids in all (1 GiB of ids). Majority(n) holds
-// about n²/2 ids, so n <= 23 170; Grid(n) about 2 n^1.5, so n <= 260 000.
+// about n²/2 ids, so n <= 23 169; Grid(n) about 2 n^1.5, so n <= 262 144.
 // Beyond that a simulation's own state (messages of every quorum in flight)
 // would not fit in memory either, and checking intersection (n²/2 pairs)
 // would take hours.

@@ -8,7 +8,7 @@ import (
 
 // The memory model of a run: an upper estimate of its peak resident memory,
 // fitted to the peak resident set (getrusage) of single runs of both
-// studies at n = 250 .. 8000 (docs/experiments.md, "Memory"), plus a
+// studies at n = 250 .. 8000 (docs/experiments.md, section 4), plus a
 // margin. The peak comes at heavy load, when every process has a request
 // out at once: each quorum-based request puts a message to every member of
 // its quorum in flight (n·|Q| messages of some 200-300 bytes with their
@@ -20,9 +20,9 @@ const (
 	// Bytes per n² for Raymond; per n·|Q| and per n² for the MUTIN-based
 	// algorithms (gcs holds two MUTINs and two Maekawa objects per
 	// process, kmutex and mutin one of each).
-	raymondPerN2           = 130
-	gcsPerNQ, gcsPerN2     = 300, 2
-	mutinPerNQ, mutinPerN2 = 260, 1
+	raymondPerN2           = 160
+	gcsPerNQ, gcsPerN2     = 350, 2
+	mutinPerNQ, mutinPerN2 = 300, 1
 )
 
 // EstimateBytes is the memory model's estimate of r's peak resident memory,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,10 +15,17 @@ import (
 // simulates the run it holds (JSON) and prints its peak resident memory.
 const memoryChildEnv = "CRITSEC_EXPERIMENT_MEMORY_RUN"
 
+// memorySizesEnv, when set to comma-separated sizes, makes TestMemoryModel
+// measure every run kind of both studies at those n (docs/experiments.md:
+// CRITSEC_EXPERIMENT_MEMORY_N=2000,4000 go test ./experiment -run
+// TestMemoryModel -v -timeout 1h).
+const memorySizesEnv = "CRITSEC_EXPERIMENT_MEMORY_N"
+
 // TestMemoryModel measures the peak resident memory of single runs, each
 // in a fresh process (getrusage), and checks that EstimateBytes is above
-// it and not absurdly so (within 3 times). docs/experiments.md records the
-// same measurement at larger n.
+// it and not absurdly so (within 3 times): by default every run kind at
+// heavy load, n = 1000 (500 for the majority coterie, whose runs are
+// slower).
 func TestMemoryModel(t *testing.T) {
 	if spec := os.Getenv(memoryChildEnv); spec != "" {
 		memoryChild(t, spec)
@@ -28,14 +36,25 @@ func TestMemoryModel(t *testing.T) {
 	}
 	c := Common{Entries: 100, Seed: 1}
 	var runs []Run
-	for _, r := range append(MessageRuns([]int{1000}, Heavy, c), WaitingRuns([]int{1000}, []float64{1}, c)...) {
-		if r.Coterie != "majority" {
-			runs = append(runs, r)
+	if env := os.Getenv(memorySizesEnv); env != "" {
+		for _, f := range strings.Split(env, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s=%s: %v", memorySizesEnv, env, err)
+			}
+			runs = append(runs, MessageRuns([]int{n}, Heavy, c)...)
+			runs = append(runs, WaitingRuns([]int{n}, []float64{1}, c)...)
 		}
-	}
-	for _, r := range MessageRuns([]int{500}, Heavy, c) {
-		if r.Coterie == "majority" {
-			runs = append(runs, r)
+	} else {
+		for _, r := range append(MessageRuns([]int{1000}, Heavy, c), WaitingRuns([]int{1000}, []float64{1}, c)...) {
+			if r.Coterie != "majority" {
+				runs = append(runs, r)
+			}
+		}
+		for _, r := range MessageRuns([]int{500}, Heavy, c) {
+			if r.Coterie == "majority" {
+				runs = append(runs, r)
+			}
 		}
 	}
 	for _, r := range runs {
@@ -51,7 +70,7 @@ func TestMemoryModel(t *testing.T) {
 			t.Fatalf("%s n=%d: %v\n%s", r.Label, r.N, err, out)
 		}
 		est := r.EstimateBytes()
-		t.Logf("%-16s n=%4d lambda=%-6g peak %6.1f MB, estimate %6.1f MB", r.Label, r.N, r.Lambda, peak/1e6, est/1e6)
+		t.Logf("%-16s n=%4d lambda=%-6g peak %7.1f MB, estimate %7.1f MB", r.Label, r.N, r.Lambda, peak/1e6, est/1e6)
 		if est < peak || est > 3*peak {
 			t.Errorf("%s n=%d: estimate %.1f MB, measured peak %.1f MB", r.Label, r.N, est/1e6, peak/1e6)
 		}
