@@ -35,6 +35,8 @@ package coterie
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"critsec/cs"
@@ -63,7 +65,7 @@ import (
 //
 // Quorum sizes are (n+1)/2 for odd n, and n/2 or n/2+1 for even n.
 func Majority(n int) ([][]cs.ID, error) {
-	if err := checkN(n); err != nil {
+	if err := checkBuild("majority", n); err != nil {
 		return nil, err
 	}
 	qs := make([][]cs.ID, n)
@@ -85,12 +87,13 @@ func Majority(n int) ([][]cs.ID, error) {
 // arc returns size consecutive ids from start on the cycle lo, lo+1, ...,
 // hi, lo, ..., sorted in increasing order.
 func arc(start, size, lo, hi int) []cs.ID {
-	var s cs.Set
 	span := hi - lo + 1
+	q := make([]cs.ID, size)
 	for d := range size {
-		s.Add(cs.ID(lo + (start-lo+d)%span))
+		q[d] = cs.ID(lo + (start-lo+d)%span)
 	}
-	return s.Members()
+	slices.Sort(q)
+	return q
 }
 
 // Grid returns the quorums of the grid coterie of Example 2 of the global
@@ -130,37 +133,91 @@ func arc(start, size, lo, hi int) []cs.ID {
 // Sizes: 2 sqrt(n) - 1 for perfect squares, at most 2 ceil(sqrt(n)) - 1
 // otherwise.
 func Grid(n int) ([][]cs.ID, error) {
-	if err := checkN(n); err != nil {
+	if err := checkBuild("grid", n); err != nil {
 		return nil, err
 	}
+	g := newGridLayout(n)
+	// Shared slices for equal quorums: a repaired quorum is another
+	// process's raw one.
+	raw := make([][]cs.ID, n)
+	member := func(i int) []cs.ID {
+		if raw[i] == nil {
+			raw[i] = g.members(i)
+		}
+		return raw[i]
+	}
+	qs := make([][]cs.ID, n)
+	for i := range n {
+		best := i
+		// A raw quorum inside raw(i) belongs to a member j of raw(i)
+		// (P_j is in its own raw quorum): only those are candidates.
+		for _, id := range member(i) {
+			j := int(id) - 1
+			if g.size(j) < g.size(best) && g.within(j, i) {
+				best = j
+			}
+		}
+		qs[i] = member(best)
+	}
+	return qs, nil
+}
+
+// gridLayout is the grid of Grid(n): s columns, rows rows, the last one
+// holding w processes; process i (0-based) sits at row i/s, column i%s.
+type gridLayout struct{ n, s, rows, w int }
+
+func newGridLayout(n int) gridLayout {
 	s := 1
 	for s*s < n {
 		s++
 	}
-	raw := make([]cs.Set, n)
-	for i := 1; i <= n; i++ {
-		r, c := (i-1)/s, (i-1)%s
-		for j := 1; j <= n; j++ {
-			if (j-1)/s == r || (j-1)%s == c {
-				raw[i-1].Add(cs.ID(j))
-			}
+	rows := (n + s - 1) / s
+	return gridLayout{n: n, s: s, rows: rows, w: n - (rows-1)*s}
+}
+
+// rowLen and colLen are the numbers of processes in row r and column c.
+func (g gridLayout) rowLen(r int) int {
+	if r == g.rows-1 {
+		return g.w
+	}
+	return g.s
+}
+
+func (g gridLayout) colLen(c int) int {
+	if c < g.w {
+		return g.rows
+	}
+	return g.rows - 1
+}
+
+// size is |raw(i)| = |row ∪ column| of process i (0-based).
+func (g gridLayout) size(i int) int { return g.rowLen(i/g.s) + g.colLen(i%g.s) - 1 }
+
+// within reports whether raw(j) ⊆ raw(i): j's row lies in raw(i) when it is
+// i's row or a single cell of i's column, and likewise j's column.
+func (g gridLayout) within(j, i int) bool {
+	rj, cj, ri, ci := j/g.s, j%g.s, i/g.s, i%g.s
+	rowIn := rj == ri || (g.rowLen(rj) == 1 && cj == ci) // a one-cell row is column 0's last cell
+	colIn := cj == ci || (g.colLen(cj) == 1 && rj == ri) // a one-cell column lies in row 0
+	return rowIn && colIn
+}
+
+// members returns raw(i), i's row and column, as sorted ids.
+func (g gridLayout) members(i int) []cs.ID {
+	r, c := i/g.s, i%g.s
+	q := make([]cs.ID, 0, g.size(i))
+	for rr := 0; rr < r; rr++ {
+		q = append(q, cs.ID(rr*g.s+c+1))
+	}
+	for cc := range g.rowLen(r) {
+		q = append(q, cs.ID(r*g.s+cc+1))
+	}
+	for rr := r + 1; rr < g.rows; rr++ {
+		if id := rr*g.s + c; id < g.n {
+			q = append(q, cs.ID(id+1))
 		}
 	}
-	members := make([][]cs.ID, n)
-	for i := range raw {
-		members[i] = raw[i].Members()
-	}
-	qs := make([][]cs.ID, n)
-	for i := range raw {
-		best := i
-		for j := range raw {
-			if len(members[j]) < len(members[best]) && subset(members[j], raw[i]) {
-				best = j
-			}
-		}
-		qs[i] = members[best]
-	}
-	return qs, nil
+	return q
 }
 
 // ByName resolves a coterie name as the CLI's --coterie flag takes it:
@@ -189,93 +246,184 @@ func ByName(name string, n int) ([][]cs.ID, string, error) {
 	return qs, name, nil
 }
 
+// MaxN is the largest n: process ids are 32-bit (cs.ID).
+const MaxN = math.MaxInt32
+
+// MaxIDs bounds the built-in coteries: Majority and Grid refuse to build
+// more than MaxIDs process ids in all (1 GiB of ids). Majority(n) holds
+// about n²/2 ids, so n <= 23 169; Grid(n) about 2 n^1.5, so n <= 262 144.
+// Beyond that a simulation's own state (messages of every quorum in flight)
+// would not fit in memory either, and checking intersection (n²/2 pairs)
+// would take hours.
+const MaxIDs = 1 << 28
+
+// Size returns upper bounds, without building them, on the number of
+// process ids in all quorums of the built-in coterie name ("majority" or
+// "grid") for n processes and on its largest quorum: what Majority(n) or
+// Grid(n) would allocate. Other names (files) are an error.
+func Size(name string, n int) (ids float64, largest int, err error) {
+	if err := checkN(n); err != nil {
+		return 0, 0, err
+	}
+	switch name {
+	case "majority":
+		if n <= 2 {
+			return float64(n), 1, nil
+		}
+		if n%2 == 1 {
+			return float64(n) * float64((n+1)/2), (n + 1) / 2, nil
+		}
+		return float64(n/2)*float64(n/2) + float64(n/2)*float64(n/2+1), n/2 + 1, nil
+	case "grid":
+		g := newGridLayout(n)
+		largest = min(n, 2*g.s-1)
+		return float64(n) * float64(largest), largest, nil
+	}
+	return 0, 0, fmt.Errorf("%q is not a built-in coterie (majority or grid)", name)
+}
+
+// checkBuild refuses n out of range, or a built-in coterie larger than
+// MaxIDs.
+func checkBuild(name string, n int) error {
+	ids, _, err := Size(name, n)
+	if err != nil {
+		return err
+	}
+	if ids > MaxIDs {
+		return fmt.Errorf("%s(n = %d) would hold %.3g process ids (%.3g GB): critsec builds at most %d (1 GiB) per coterie; use a smaller n%s",
+			name, n, ids, ids*4/(1<<30), MaxIDs, map[bool]string{true: " or the grid coterie", false: ""}[name == "majority"])
+	}
+	return nil
+}
+
 // CheckIntersecting checks what a quorum-based mutual-exclusion algorithm
 // needs to be safe: n >= 1, exactly n quorums (qs[i-1] = Q_i), each nonempty,
 // ids in 1..n, no id listed twice in a quorum, and every two quorums
 // intersect. A failure names the quorum(s) at fault.
+//
+// It takes O(n) memory beyond qs, whatever the ids, and time O(n² |Q|) at
+// most: a pair whose sizes add up to more than n intersects by pigeonhole
+// and costs nothing (every pair of majority(n) for odd n).
 func CheckIntersecting(qs [][]cs.ID, n int) error {
-	_, err := sets(qs, n)
+	_, err := intersecting(qs, n)
 	return err
 }
 
 // Validate checks that qs (qs[i-1] = Q_i) is a coterie under {1..n}
 // (Definition 3): everything CheckIntersecting checks, and minimality: no
-// quorum is a proper subset of another. A failure names the two quorums.
+// quorum is a proper subset of another. A failure names the two quorums;
+// of several faults of one kind, the first pair in (i, j) order.
 func Validate(qs [][]cs.ID, n int) error {
-	ss, err := sets(qs, n)
+	mark, err := intersecting(qs, n)
 	if err != nil {
 		return err
 	}
-	for i := range ss {
-		for j := range ss {
-			if i != j && ss[i].Len() < ss[j].Len() && subset(qs[i], ss[j]) {
-				return fmt.Errorf("Q_%d = %s is a proper subset of Q_%d = %s: a coterie's quorums must be minimal (Definition 3); let P_%d use Q_%d too, or drop the extra members",
-					i+1, show(qs[i]), j+1, show(qs[j]), j+1, i+1)
+	sub, sup := -1, -1
+	for j, qj := range qs {
+		mark.set(qj)
+		for i, qi := range qs {
+			if len(qi) < len(qj) && (sub < 0 || i < sub || i == sub && j < sup) && mark.all(qi) {
+				sub, sup = i, j
 			}
 		}
+	}
+	if sub >= 0 {
+		return fmt.Errorf("Q_%d = %s is a proper subset of Q_%d = %s: a coterie's quorums must be minimal (Definition 3); let P_%d use Q_%d too, or drop the extra members",
+			sub+1, show(qs[sub]), sup+1, show(qs[sup]), sup+1, sub+1)
 	}
 	return nil
 }
 
-// sets checks everything but minimality and returns the quorums as sets.
-func sets(qs [][]cs.ID, n int) ([]cs.Set, error) {
+// intersecting checks everything but minimality; it returns the marks it
+// used, for Validate.
+func intersecting(qs [][]cs.ID, n int) (*marks, error) {
 	if err := checkN(n); err != nil {
 		return nil, err
 	}
 	if len(qs) != n {
 		return nil, fmt.Errorf("got %d quorums for n = %d processes: need exactly one quorum Q_i per process", len(qs), n)
 	}
-	ss := make([]cs.Set, n)
+	mark := newMarks(n)
 	for i, q := range qs {
 		if len(q) == 0 {
 			return nil, fmt.Errorf("Q_%d is empty: every quorum needs at least one process (nonemptiness, Definition 3)", i+1)
 		}
+		mark.next()
 		for _, id := range q {
 			if id < 1 || int(id) > n {
 				return nil, fmt.Errorf("Q_%d = %s holds unknown process id %d: ids run from 1 to n = %d", i+1, show(q), id, n)
 			}
-			if ss[i].Has(id) {
+			if mark.has(id) {
 				return nil, fmt.Errorf("Q_%d = %s lists process %d twice", i+1, show(q), id)
 			}
-			ss[i].Add(id)
+			mark.add(id)
 		}
 	}
-	for i := range ss {
+	for i, qi := range qs {
+		mark.set(qi)
 		for j := i + 1; j < n; j++ {
-			if !intersect(qs[i], ss[j]) {
+			if len(qi)+len(qs[j]) <= n && !mark.any(qs[j]) {
 				return nil, fmt.Errorf("Q_%d = %s and Q_%d = %s do not intersect: every pair of quorums must share a process (intersection property, Definition 3)",
-					i+1, show(qs[i]), j+1, show(qs[j]))
+					i+1, show(qi), j+1, show(qs[j]))
 			}
 		}
 	}
-	return ss, nil
+	return mark, nil
 }
 
-func checkN(n int) error {
-	if n < 1 {
-		return fmt.Errorf("n = %d is out of range: need n >= 1", n)
+// marks is a set of ids in 1..n with O(1) clearing: id is in the set when
+// its stamp is the current one.
+type marks struct {
+	stamp []uint32
+	cur   uint32
+}
+
+func newMarks(n int) *marks { return &marks{stamp: make([]uint32, n+1)} }
+
+// next empties the set.
+func (m *marks) next() {
+	if m.cur == math.MaxUint32 {
+		clear(m.stamp)
+		m.cur = 0
 	}
-	return nil
+	m.cur++
 }
 
-// intersect reports whether q and s share an id.
-func intersect(q []cs.ID, s cs.Set) bool {
+func (m *marks) add(id cs.ID)      { m.stamp[id] = m.cur }
+func (m *marks) has(id cs.ID) bool { return m.stamp[id] == m.cur }
+
+// set empties the set and adds q (ids already checked to be in 1..n).
+func (m *marks) set(q []cs.ID) {
+	m.next()
 	for _, id := range q {
-		if s.Has(id) {
+		m.add(id)
+	}
+}
+
+// any reports whether some id of q is in the set, all whether every one is.
+func (m *marks) any(q []cs.ID) bool {
+	for _, id := range q {
+		if m.has(id) {
 			return true
 		}
 	}
 	return false
 }
 
-// subset reports whether every id of q is in s.
-func subset(q []cs.ID, s cs.Set) bool {
+func (m *marks) all(q []cs.ID) bool {
 	for _, id := range q {
-		if !s.Has(id) {
+		if !m.has(id) {
 			return false
 		}
 	}
 	return true
+}
+
+func checkN(n int) error {
+	if n < 1 || n > MaxN {
+		return fmt.Errorf("n = %d is out of range: need 1 <= n <= %d (ids are 32-bit)", n, MaxN)
+	}
+	return nil
 }
 
 // show formats a quorum as {1,2,5}.

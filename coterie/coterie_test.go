@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestRead(t *testing.T) {
 		{"1: 1 2\n\n1: 1\n", "line 3: Q_1 is given twice (first on line 1)"},
 		{"1: 1 2\n2: 2 2\n", "line 2: Q_2 lists process 2 twice"},
 		{"1: 1 2\n2:  # nothing\n", "line 2: Q_2 is empty"},
-		{"2: 1 2\n", "no quorum for process(es) 1"},
+		{"2: 1 2\n", "no quorum for process 1: n = 2 needs"},
 	}
 	for _, b := range bad {
 		_, err := coterie.Read(strings.NewReader(b.text), 2)
@@ -204,5 +205,142 @@ func TestByName(t *testing.T) {
 	}
 	if _, _, err := coterie.ByName(filepath.Join(dir, "none"), 3); err == nil || !strings.Contains(err.Error(), "not majority or grid") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// refGrid is Grid as first written: raw row ∪ column sets over all pairs,
+// each quorum replaced by the smallest raw quorum it properly contains
+// (lowest id on ties). O(n²); the reference for Grid's O(n |Q|) layout.
+func refGrid(n int) [][]cs.ID {
+	s := 1
+	for s*s < n {
+		s++
+	}
+	raw := make([]cs.Set, n)
+	for i := 1; i <= n; i++ {
+		r, c := (i-1)/s, (i-1)%s
+		for j := 1; j <= n; j++ {
+			if (j-1)/s == r || (j-1)%s == c {
+				raw[i-1].Add(cs.ID(j))
+			}
+		}
+	}
+	members := make([][]cs.ID, n)
+	for i := range raw {
+		members[i] = raw[i].Members()
+	}
+	qs := make([][]cs.ID, n)
+	for i := range raw {
+		best := i
+		for j := range raw {
+			if len(members[j]) < len(members[best]) && isSubset(members[j], raw[i]) {
+				best = j
+			}
+		}
+		qs[i] = members[best]
+	}
+	return qs
+}
+
+func isSubset(q []cs.ID, s cs.Set) bool {
+	for _, id := range q {
+		if !s.Has(id) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestGridMatchesReference(t *testing.T) {
+	for n := 1; n <= 400; n++ {
+		got, err := coterie.Grid(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refGrid(n)
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("grid(%d): Q_%d = %v, want %v", n, i+1, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestSizeBoundsTheBuiltins: Size's bounds hold (exactly for majority) and
+// a coterie beyond MaxIDs, or n beyond MaxN, is refused before anything is
+// allocated.
+func TestSizeBoundsTheBuiltins(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5, 10, 17, 64, 99, 100} {
+		for name, f := range map[string]func(int) ([][]cs.ID, error){"majority": coterie.Majority, "grid": coterie.Grid} {
+			qs, err := f(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, largest, err := coterie.Size(name, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total, big := 0, 0
+			for _, q := range qs {
+				total += len(q)
+				big = max(big, len(q))
+			}
+			if float64(total) > ids || big > largest || name == "majority" && (float64(total) != ids || big != largest) {
+				t.Errorf("%s(%d): %d ids, largest %d; Size says %v, %d", name, n, total, big, ids, largest)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"majority", 100000, "majority(n = 100000) would hold 5e+09 process ids"},
+		{"grid", 1 << 30, "grid(n = 1073741824) would hold"},
+		{"grid", math.MaxInt32 + 1, "need 1 <= n <= 2147483647"},
+		{"majority", math.MinInt, "need 1 <= n"},
+	} {
+		if _, _, err := coterie.ByName(c.name, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ByName(%s, %d) = %v, want %q", c.name, c.n, err, c.want)
+		}
+	}
+	if _, _, err := coterie.Size("file.txt", 4); err == nil {
+		t.Error("Size of a file name")
+	}
+}
+
+// TestReadBoundedMemory: neither n nor the ids in a file allocate by value,
+// a long line is refused with its number, and missing processes are listed
+// briefly whatever n.
+func TestReadBoundedMemory(t *testing.T) {
+	allocs := func(f func()) uint64 {
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		f()
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	for _, c := range []struct {
+		text string
+		n    int
+		want string
+	}{
+		{"1: 1 2 99999999999\n", 3, "line 1: Q_1: member id 99999999999 is unknown: ids run from 1 to n = 3"},
+		{"1: 2000000000\n", coterie.MaxN, "no quorum for processes 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 2147483636 more"},
+		{"2147483647: 1 2147483646\n5: 5\n", coterie.MaxN, "no quorum for processes 1, 2, 3, 4, 6, 7, 8, 9, 10, 11 and 2147483635 more"},
+		{"1: 99999999999999999999999\n", 3, "member \"99999999999999999999999\" is not a process id"},
+		{"1: 1\n" + strings.Repeat("2", 5000) + "\n", 2, "line 2 is longer than 4102 bytes"},
+	} {
+		var err error
+		if a := allocs(func() { _, err = coterie.Read(strings.NewReader(c.text), c.n) }); a > 1<<20 {
+			t.Errorf("Read(%.20q, %d) allocated %d bytes", c.text, c.n, a)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Read(%.20q, %d) = %v, want one line containing %q", c.text, c.n, err, c.want)
+		}
+	}
+	if a := allocs(func() { coterie.CheckIntersecting([][]cs.ID{{1, 2}, {2, 3}, {3, 1 << 30}}, 3) }); a > 1<<16 {
+		t.Errorf("CheckIntersecting allocated %d bytes by an id's value", a)
 	}
 }

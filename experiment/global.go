@@ -1,5 +1,7 @@
 package experiment
 
+import "fmt"
+
 // The studies of issue 4 on the global (l,k)-CS family (Kamei and Kakugawa
 // 2019): message complexity O(|Q|) (Lemma 3, Theorem 3) and waiting time
 // (Lemma 4: 7 time units for MUTIN's exit; Theorem 4: 9 for (l,k)-GCS),
@@ -43,14 +45,14 @@ func messageBounds(n int) (l, k int) {
 // MessageRuns returns the runs of the message study at load for each n:
 // Raymond (k), k-mutex = Co(MUTIN(n-k)) and (l,k)-GCS on the grid and the
 // majority coteries, with Maekawa's algorithm as mx.
-func MessageRuns(ns []int, load Load, entries int64, seed uint64) []Run {
+func MessageRuns(ns []int, load Load, c Common) []Run {
 	var runs []Run
 	for _, n := range ns {
 		l, k := messageBounds(n)
 		lambda, e := load.workload(n)
 		add := func(label, a, cot string) {
 			runs = append(runs, Run{Label: label, Alg: a, Coterie: cot, N: n, L: l, K: k,
-				Lambda: lambda, E: e, Entries: entries, Seed: seed})
+				Lambda: lambda, E: e, Common: c})
 		}
 		add("raymond", "raymond", "")
 		add("kmutex grid", "kmutex", "grid")
@@ -94,17 +96,25 @@ func MessageTable(outs []Outcome) *Table {
 	return t
 }
 
-// WaitingRuns returns the runs of the waiting-time study: n processes on the
-// grid coterie, (n/4, 3n/4)-GCS, MUTIN(n/4), k-mutex and Raymond with
-// k = 3n/4, at each request rate lambda with E = 1/lambda (every process
-// InCS half of the time): from uncontended (small lambda) to saturated.
-func WaitingRuns(n int, lambdas []float64, entries int64, seed uint64) []Run {
-	l, k := messageBounds(n)
+// WaitingRuns returns the runs of the waiting-time study: for each n,
+// n processes on the grid coterie, (n/4, 3n/4)-GCS, MUTIN(n/4), k-mutex and
+// Raymond with k = 3n/4, at each request rate lambda with E = 1/lambda
+// (every process InCS half of the time): from uncontended (small lambda) to
+// saturated. Lines are labelled by algorithm, and by n too when there are
+// several.
+func WaitingRuns(ns []int, lambdas []float64, c Common) []Run {
 	var runs []Run
-	for _, a := range []string{"gcs", "mutin", "kmutex", "raymond"} {
-		for _, lambda := range lambdas {
-			runs = append(runs, Run{Label: a, Alg: a, Coterie: "grid", N: n, L: l, K: k,
-				Lambda: lambda, E: 1 / lambda, Entries: entries, Seed: seed})
+	for _, n := range ns {
+		l, k := messageBounds(n)
+		for _, a := range []string{"gcs", "mutin", "kmutex", "raymond"} {
+			label := a
+			if len(ns) > 1 {
+				label = fmt.Sprintf("%s n=%d", a, n)
+			}
+			for _, lambda := range lambdas {
+				runs = append(runs, Run{Label: label, Alg: a, Coterie: "grid", N: n, L: l, K: k,
+					Lambda: lambda, E: 1 / lambda, Common: c})
+			}
 		}
 	}
 	return runs

@@ -9,7 +9,7 @@ import (
 // TestSimulateAllDeterministic: the tables do not depend on the number of
 // workers (runs finish in any order, outcomes keep the order of the runs).
 func TestSimulateAllDeterministic(t *testing.T) {
-	runs := MessageRuns([]int{4, 9}, Heavy, 60, 7)
+	runs := MessageRuns([]int{4, 9}, Heavy, Common{Entries: 60, Seed: 7})
 	var csv [2]bytes.Buffer
 	for i, workers := range []int{1, 3} {
 		outs, err := SimulateAll(runs, workers, nil)
@@ -30,7 +30,7 @@ func TestSimulateAllDeterministic(t *testing.T) {
 // (the rare overlapping request adds Response2s and FAILEDs), and Raymond
 // stays in [2n-k-1, 2(n-1)].
 func TestLightLoadMatchesPseudoCode(t *testing.T) {
-	outs, err := SimulateAll(MessageRuns([]int{16, 25}, Light, 300, 1), 2, nil)
+	outs, err := SimulateAll(MessageRuns([]int{16, 25}, Light, Common{Entries: 300, Seed: 1}), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestLightLoadMatchesPseudoCode(t *testing.T) {
 // uncontended MUTIN exit and (l,k)-GCS entry and exit take 6 time units
 // (docs/experiments.md explains the paper's 7 and 9), Raymond's entry 2.
 func TestUncontendedWaits(t *testing.T) {
-	outs, err := SimulateAll(WaitingRuns(16, []float64{0.001}, 400, 1), 2, nil)
+	outs, err := SimulateAll(WaitingRuns([]int{16}, []float64{0.001}, Common{Entries: 400, Seed: 1}), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +69,41 @@ func TestUncontendedWaits(t *testing.T) {
 
 func TestSimulateRefusesBadRuns(t *testing.T) {
 	for _, r := range []Run{
-		{Label: "x", Alg: "nope", N: 4, K: 2, Lambda: 1, E: 1, Entries: 10},
-		{Label: "x", Alg: "gcs", Coterie: "nope", N: 4, L: 1, K: 2, Lambda: 1, E: 1, Entries: 10},
-		{Label: "x", Alg: "gcs", Coterie: "grid", N: 4, L: 2, K: 2, Lambda: 1, E: 1, Entries: 10},
-		{Label: "x", Alg: "raymond", N: 4, K: 2, Lambda: 0, E: 1, Entries: 10},
+		{Label: "x", Alg: "nope", N: 4, K: 2, Lambda: 1, E: 1, Common: Common{Entries: 10}},
+		{Label: "x", Alg: "gcs", Coterie: "nope", N: 4, L: 1, K: 2, Lambda: 1, E: 1, Common: Common{Entries: 10}},
+		{Label: "x", Alg: "gcs", Coterie: "grid", N: 4, L: 2, K: 2, Lambda: 1, E: 1, Common: Common{Entries: 10}},
+		{Label: "x", Alg: "raymond", N: 4, K: 2, Lambda: 0, E: 1, Common: Common{Entries: 10}},
 	} {
 		if _, err := SimulateAll([]Run{r}, 1, nil); err == nil {
 			t.Errorf("%+v accepted", r)
+		}
+	}
+}
+
+// TestSaturationCeiling: under saturation (lambda = E = 1, Tt = 1 const)
+// a MUTIN object completes at most one Exit per 5 to 6 time units: each
+// holds mx for 4 (Query/Response1, Acquire/Ack) and passing mx on takes
+// Maekawa's RELEASE and LOCKED (2), or only 1 when the arbiter that must
+// pass the lock is the old or the new holder (reached without the
+// network). At n = 3 on majority every handover is short (1/5); on
+// grid(16) none is (1/6); n = 4 mixes both (docs/experiments.md).
+func TestSaturationCeiling(t *testing.T) {
+	c := Common{Entries: 1500, Seed: 1}
+	for _, tc := range []struct {
+		run    Run
+		lo, hi float64
+	}{
+		{Run{Label: "mutin majority 3", Alg: "mutin", Coterie: "majority", N: 3, L: 1, K: 3, Lambda: 1, E: 1, Common: c}, 0.198, 0.2},
+		{Run{Label: "kmutex grid 4", Alg: "kmutex", Coterie: "grid", N: 4, K: 3, Lambda: 1, E: 1, Common: c}, 0.175, 0.195},
+		{Run{Label: "kmutex grid 16", Alg: "kmutex", Coterie: "grid", N: 16, K: 12, Lambda: 1, E: 1, Common: c}, 0.164, 1.0 / 6},
+		{Run{Label: "gcs grid 16", Alg: "gcs", Coterie: "grid", N: 16, L: 4, K: 12, Lambda: 1, E: 1, Common: c}, 0.164, 1.0 / 6},
+	} {
+		o, err := tc.run.Simulate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if th := o.Result.Throughput(); th < tc.lo || th > tc.hi {
+			t.Errorf("%s: throughput %.4f outside [%.4f, %.4f]", tc.run.Label, th, tc.lo, tc.hi)
 		}
 	}
 }

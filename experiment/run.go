@@ -10,7 +10,8 @@ import (
 
 // Run is one simulation of a study: an algorithm on a problem instance under
 // a workload, in the timing model of section 3.3 of the global (l,k)-CS
-// paper (transit Tt = 1, no local cost: Ts = Tr = 0).
+// paper (transit Tt = 1, no local cost: Ts = Tr = 0), with constant or
+// exponential transit times (Common.TransitDist).
 type Run struct {
 	// Label names the line the run belongs to in tables and plots.
 	Label string
@@ -23,10 +24,18 @@ type Run struct {
 	// Lambda and E are the workload: time OutCS ~ Exp(mean 1/Lambda),
 	// time InCS ~ Exp(mean E).
 	Lambda, E float64
+	Common
+}
+
+// Common are the settings every run of a study shares.
+type Common struct {
 	// Entries is the number of CS entries after which the run drains.
 	Entries int64
 	// Seed fixes the run.
 	Seed uint64
+	// TransitDist is the distribution of the transit time (mean Tt = 1);
+	// zero is sim.Const, the paper's model.
+	TransitDist sim.Dist
 }
 
 // Outcome is what a study keeps of a run.
@@ -62,7 +71,7 @@ func (r Run) Simulate() (Outcome, error) {
 	out.MeanQ /= float64(r.N)
 	res, err := sim.Run(sim.Config{
 		Machines: ms, Property: pr.Property,
-		Lambda: r.Lambda, E: r.E, Tt: 1,
+		Lambda: r.Lambda, E: r.E, Tt: 1, TransitDist: r.TransitDist,
 		Entries: r.Entries, Drain: true, Seed: r.Seed,
 	})
 	if err != nil {

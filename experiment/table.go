@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -109,43 +112,76 @@ var palette = []color.Color{
 }
 
 // Plot draws c from t into path; the file extension (.svg, .png, .pdf)
-// chooses the format. Lines appear in the order their labels first occur.
+// chooses the format. Lines appear in the order their labels first occur;
+// the points of a line are joined in increasing x.
+//
+// Any table is either drawn or refused with one error line: a table with no
+// rows, a value that is NaN, infinite or beyond ±1e300, or a value <= 0 or
+// below 1e-300 on a log axis is refused, naming the row. A log axis spans
+// the powers of ten around its values (logAxis), so one point or equal
+// points draw too; a linear one with equal values is widened by gonum (±1). The file is written whole or not at all
+// (WriteFileAtomic): a refused or failed plot leaves no file behind and does
+// not touch an earlier one.
 func (t *Table) Plot(c Chart, path string) error {
-	xi, err := t.Column(c.X)
+	p, err := t.chart(c)
 	if err != nil {
 		return err
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		wt, err := render(p, format)
+		if err != nil {
+			return err
+		}
+		_, err = wt.WriteTo(w)
+		return err
+	})
+}
+
+// chart builds the plot of c, after checking every value it draws.
+func (t *Table) chart(c Chart) (*plot.Plot, error) {
+	xi, err := t.Column(c.X)
+	if err != nil {
+		return nil, err
 	}
 	yi, err := t.Column(c.Y)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p := plot.New()
-	p.Title.Text = c.Title
-	p.X.Label.Text = orDefault(c.XLabel, c.X)
-	p.Y.Label.Text = orDefault(c.YLabel, c.Y)
-	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	if len(t.Rows) == 0 {
+		return nil, fmt.Errorf("plot %q: the table has no rows to draw", c.Title)
 	}
-	if c.LogY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
-	}
-	p.Add(plotter.NewGrid())
 	var order []string
 	pts := map[string]plotter.XYs{}
+	xs := make([]float64, len(t.Rows))
+	ys := make([]float64, len(t.Rows))
 	for i, r := range t.Rows {
-		l := ""
-		if i < len(t.Labels) {
-			l = t.Labels[i]
+		l := t.label(i)
+		for _, v := range []struct {
+			col string
+			log bool
+			val float64
+		}{{c.X, c.LogX, r[xi]}, {c.Y, c.LogY, r[yi]}} {
+			if why := undrawable(v.val, v.log); why != "" {
+				return nil, fmt.Errorf("plot %q: row %d (%s) has %s = %v: %s", c.Title, i+1, orDefault(l, "no label"), v.col, v.val, why)
+			}
 		}
 		if _, ok := pts[l]; !ok {
 			order = append(order, l)
 		}
 		pts[l] = append(pts[l], plotter.XY{X: r[xi], Y: r[yi]})
+		xs[i], ys[i] = r[xi], r[yi]
 	}
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = orDefault(c.XLabel, c.X)
+	p.Y.Label.Text = orDefault(c.YLabel, c.Y)
+	p.Add(plotter.NewGrid())
 	for i, l := range order {
+		sort.SliceStable(pts[l], func(a, b int) bool { return pts[l][a].X < pts[l][b].X })
 		line, points, err := plotter.NewLinePoints(pts[l])
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", l, err)
+			return nil, fmt.Errorf("plot %q, line %s: %w", c.Title, l, err)
 		}
 		col := palette[i%len(palette)]
 		line.Color, points.Color = col, col
@@ -155,11 +191,130 @@ func (t *Table) Plot(c Chart, path string) error {
 			p.Legend.Add(l, line, points)
 		}
 	}
+	if c.LogX {
+		logAxis(&p.X, xs)
+	}
+	if c.LogY {
+		logAxis(&p.Y, ys)
+	}
 	p.Legend.Top, p.Legend.Left = true, true
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return p, nil
+}
+
+func (t *Table) label(i int) string {
+	if i < len(t.Labels) {
+		return t.Labels[i]
+	}
+	return ""
+}
+
+// maxPlotted bounds the magnitude of a drawn value, so that every axis
+// range, its padding and its ticks stay finite.
+const maxPlotted = 1e300
+
+// undrawable says why v cannot be drawn on a linear or log axis, or "".
+func undrawable(v float64, log bool) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "not a finite number"
+	case math.Abs(v) > maxPlotted:
+		return "too large to draw (beyond ±1e300)"
+	case log && v <= 0:
+		return "a log axis shows only values > 0"
+	case log && v < 1/maxPlotted:
+		return "too small for a log axis (below 1e-300)"
+	}
+	return ""
+}
+
+// logAxis sets a log scale on a and widens it to the powers of ten around
+// its values (all > 0), one decade more each side when they are one power
+// of ten: every log axis then has labelled ticks at both ends, and gonum's
+// own padding of a single value (±1, below 0) never applies.
+func logAxis(a *plot.Axis, vals []float64) {
+	a.Scale, a.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	a.Min, a.Max = decadeBelow(slices.Min(vals)), decadeAbove(slices.Max(vals))
+	if a.Min == a.Max {
+		a.Min, a.Max = a.Min/10, a.Max*10
+	}
+}
+
+// decadeBelow is the largest power of ten <= v (v > 0), decadeAbove the
+// smallest >= v; both correct math.Log10's rounding (Log10(0.1) is not -1).
+func decadeBelow(v float64) float64 {
+	e := int(math.Floor(math.Log10(v)))
+	if math.Pow10(e+1) <= v {
+		e++
+	}
+	if math.Pow10(e) > v {
+		e--
+	}
+	return math.Pow10(e)
+}
+
+func decadeAbove(v float64) float64 {
+	e := int(math.Ceil(math.Log10(v)))
+	if math.Pow10(e-1) >= v {
+		e--
+	}
+	if math.Pow10(e) < v {
+		e++
+	}
+	return math.Pow10(e)
+}
+
+// render draws p in format. gonum panics on some inputs (chart checks for
+// those it is known to); a panic is returned as an error, so a plot never
+// takes the process down.
+func render(p *plot.Plot, format string) (wt io.WriterTo, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			wt, err = nil, fmt.Errorf("gonum/plot cannot draw it: %v", r)
+		}
+	}()
+	return p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
+}
+
+// WriteFileAtomic creates path (and its directory) with what write writes,
+// whole or not at all: it writes a temporary file in the same directory
+// and renames it over path only when write and the close succeeded, so an
+// error, a panic or a kill never leaves a partial or empty file at path.
+// The file gets mode 0644.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
+}
+
+// SaveCSV writes the table as CSV to path (WriteFileAtomic).
+func (t *Table) SaveCSV(path string) error {
+	return WriteFileAtomic(path, t.WriteCSV)
 }
 
 func orDefault(s, d string) string {

@@ -2,6 +2,9 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,5 +39,103 @@ func TestTableCSVAndPlot(t *testing.T) {
 	}
 	if err := tb.Plot(Chart{X: "n", Y: "nope"}, svg); err == nil {
 		t.Fatal("unknown column accepted")
+	}
+}
+
+// TestPlotDegenerateData: every table is drawn or refused with one line,
+// and no plot leaves a partial file (the one-lambda waiting study used to
+// panic in gonum's log scale after leaving a 0-byte SVG).
+func TestPlotDegenerateData(t *testing.T) {
+	tiny, huge := 1e-300, 1e300
+	for _, tc := range []struct {
+		name       string
+		xs, ys     []float64
+		logX, logY bool
+		refused    string // "" when it must render
+	}{
+		{name: "one point, log-log", xs: []float64{0.1}, ys: []float64{72.6}, logX: true, logY: true},
+		{name: "one point on a power of ten", xs: []float64{1}, ys: []float64{100}, logX: true, logY: true},
+		{name: "equal points, log x", xs: []float64{0.1, 0.1}, ys: []float64{3, 3}, logX: true},
+		{name: "equal points, linear", xs: []float64{5, 5}, ys: []float64{0, 0}},
+		{name: "narrow log range", xs: []float64{0.3, 0.31}, ys: []float64{2, 2.01}, logX: true, logY: true},
+		{name: "unsorted x", xs: []float64{1, 0.001, 0.1}, ys: []float64{3, 1, 2}, logX: true},
+		{name: "extreme log range", xs: []float64{tiny, huge}, ys: []float64{tiny, huge}, logX: true, logY: true},
+		{name: "extreme linear range", xs: []float64{-huge, huge}, ys: []float64{-huge, huge}},
+		{name: "tiny linear range", xs: []float64{1, 1 + 1e-15}, ys: []float64{1, 1 + 1e-15}},
+		{name: "zeros and negatives, linear", xs: []float64{-3, 0}, ys: []float64{0, -1}},
+		{name: "no rows", refused: "no rows"},
+		{name: "NaN", xs: []float64{1, math.NaN()}, ys: []float64{1, 2}, refused: "row 2 (line) has x = NaN: not a finite number"},
+		{name: "+Inf", xs: []float64{1, 2}, ys: []float64{math.Inf(1), 2}, refused: "row 1 (line) has y = +Inf: not a finite number"},
+		{name: "-Inf", xs: []float64{math.Inf(-1)}, ys: []float64{1}, refused: "not a finite number"},
+		{name: "zero on a log axis", xs: []float64{0, 1}, ys: []float64{1, 2}, logX: true, refused: "row 1 (line) has x = 0: a log axis shows only values > 0"},
+		{name: "negative on a log axis", xs: []float64{1, 2}, ys: []float64{1, -2}, logY: true, refused: "a log axis shows only values > 0"},
+		{name: "beyond 1e300", xs: []float64{1, 2e300}, ys: []float64{1, 2}, refused: "too large to draw"},
+		{name: "below 1e-300 on a log axis", xs: []float64{1e-310}, ys: []float64{1}, logX: true, refused: "too small for a log axis"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := Table{LabelName: "alg", Header: []string{"x", "y"}}
+			for i := range tc.xs {
+				tb.Add("line", tc.xs[i], tc.ys[i])
+			}
+			dir := t.TempDir()
+			for _, ext := range []string{"svg", "png"} {
+				path := filepath.Join(dir, "p."+ext)
+				err := tb.Plot(Chart{Title: "t", X: "x", Y: "y", LogX: tc.logX, LogY: tc.logY}, path)
+				if tc.refused == "" {
+					if err != nil {
+						t.Fatalf("%s: %v", ext, err)
+					}
+					if fi, err := os.Stat(path); err != nil || fi.Size() < 100 {
+						t.Fatalf("%s: %v, %v", ext, fi, err)
+					}
+					continue
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.refused) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("%s: got %v, want one line containing %q", ext, err, tc.refused)
+				}
+			}
+			if tc.refused != "" {
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Fatalf("refused plot left %d files, e.g. %s", len(ents), ents[0].Name())
+				}
+			}
+		})
+	}
+}
+
+// TestWriteFileAtomic: a failed or panicking write leaves neither a partial
+// file nor a temporary one, and keeps an earlier file as it was.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "t.csv")
+	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "old"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(path, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("disk full")
+	}); err == nil || err.Error() != "disk full" {
+		t.Fatalf("error %v", err)
+	}
+	func() {
+		defer func() { recover() }()
+		WriteFileAtomic(path, func(w io.Writer) error { io.WriteString(w, "partial"); panic("boom") })
+	}()
+	if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
+		t.Fatalf("%q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Fatalf("%d files left in the directory", len(ents))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}
+
+func TestDecades(t *testing.T) {
+	for _, c := range [][3]float64{{0.1, 0.1, 0.1}, {0.3, 0.1, 1}, {1, 1, 1}, {4, 1, 10}, {400, 100, 1000}, {1e-300, 1e-300, 1e-300}, {1e300, 1e300, 1e300}, {0.001, 0.001, 0.001}, {0.0011, 0.001, 0.01}} {
+		if lo, hi := decadeBelow(c[0]), decadeAbove(c[0]); lo != c[1] || hi != c[2] {
+			t.Errorf("%v: decades %v, %v; want %v, %v", c[0], lo, hi, c[1], c[2])
+		}
 	}
 }

@@ -2,74 +2,148 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"critsec/coterie"
 	"critsec/experiment"
+	"critsec/sim"
 )
 
 // experimentFlags are the flags every study takes.
 type experimentFlags struct {
-	out     string
-	formats string
-	entries int64
-	seed    uint64
-	workers int
-	quiet   bool
+	out         string
+	formats     string
+	entries     int64
+	seed        uint64
+	workers     int
+	transitDist string
+	maxMemoryGB float64
+	quiet       bool
+	progress    bool
+	ns          string
 }
 
-func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64) {
+// maxEntries bounds --entries: a run of 10^9 entries at n = 16 already takes
+// hours (the simulator handles about 10^5 entries a second there).
+const maxEntries = 1_000_000_000
+
+func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, ns string) {
 	fs := cmd.Flags()
+	fs.StringVar(&f.ns, "n", ns, "process counts to sweep, comma-separated, each >= 4")
 	fs.StringVar(&f.out, "out", "out", "directory for the CSV tables and plots (created if missing)")
 	fs.StringVar(&f.formats, "format", "svg", "plot formats, comma-separated: svg, png, pdf")
-	fs.Int64Var(&f.entries, "entries", entries, "CS entries per simulation run, >= 1")
+	fs.Int64Var(&f.entries, "entries", entries, "CS entries per simulation run, 1 to 10^9")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: equal seeds give identical tables")
+	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time (mean Tt = 1): const (the paper's model) or exp (exponential)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "runs simulated at once, >= 1 (results do not depend on it)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar on standard error (there is none when it is not a terminal)")
+	fs.Float64Var(&f.maxMemoryGB, "max-memory", availableMemoryGB(), "refuse a study whose estimated memory (the largest runs, --workers at once) exceeds this many GB; the default is the memory available now (MemAvailable in /proc/meminfo, or a cgroup's limit if lower)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.BoolVar(&f.progress, "progress", false, "print a progress line per run on standard error even when it is not a terminal (on a terminal there is a progress bar)")
 }
 
-// check validates the shared flags and returns the plot formats.
-func (f *experimentFlags) check() ([]string, error) {
-	if f.entries < 1 {
-		return nil, badInput("--entries %d is out of range: need entries >= 1", f.entries)
+// studyConfig is what the shared flags resolve to.
+type studyConfig struct {
+	common  experiment.Common
+	formats []string
+	sizes   []int
+}
+
+// check validates the shared flags.
+func (f *experimentFlags) check() (studyConfig, error) {
+	var c studyConfig
+	if f.entries < 1 || f.entries > maxEntries {
+		return c, badInput("--entries %d is out of range: need 1 <= entries <= 10^9 (a run of 10^9 entries takes hours)", f.entries)
 	}
 	if f.workers < 1 {
-		return nil, badInput("--workers %d is out of range: need workers >= 1", f.workers)
+		return c, badInput("--workers %d is out of range: need workers >= 1", f.workers)
 	}
-	var formats []string
-	for _, s := range strings.Split(f.formats, ",") {
-		s = strings.TrimSpace(s)
-		switch s {
-		case "svg", "png", "pdf":
-			formats = append(formats, s)
-		case "":
-		default:
-			return nil, badInput("--format %q: %q is not a plot format: choose svg, png or pdf (comma-separated)", f.formats, s)
-		}
+	if !(f.maxMemoryGB > 0) || math.IsInf(f.maxMemoryGB, 0) {
+		return c, badInput("--max-memory %v is out of range: need a size in GB > 0", f.maxMemoryGB)
 	}
-	if len(formats) == 0 {
-		return nil, badInput("--format %q names no plot format: choose svg, png or pdf", f.formats)
+	if strings.TrimSpace(f.out) == "" {
+		return c, badInput("--out %q names no directory", f.out)
 	}
-	return formats, nil
+	if f.quiet && f.progress {
+		return c, badInput("--quiet and --progress contradict each other: give one")
+	}
+	transit, err := sim.ParseDist(f.transitDist)
+	if err != nil {
+		return c, badInput("--tt-dist: %v", err)
+	}
+	c.common = experiment.Common{Entries: f.entries, Seed: f.seed, TransitDist: transit}
+	c.formats, err = parseList("format", f.formats, "a plot format (svg, png or pdf)", func(s string) (string, bool) {
+		return s, s == "svg" || s == "png" || s == "pdf"
+	})
+	if err != nil {
+		return c, err
+	}
+	c.sizes, err = parseList("n", f.ns, "an integer >= 4", func(s string) (int, bool) {
+		v, err := strconv.Atoi(s)
+		return v, err == nil && v >= 4 && v <= math.MaxInt32
+	})
+	return c, err
 }
 
-// simulate runs the study's runs with a progress bar unless quiet.
+// maxSimTime bounds the simulated time of a run: at 10^12 the float64 clock
+// still resolves 1.2e-4 time units, 0.01 % of a transit time; far beyond,
+// Tt = 1 is lost to rounding and waiting times become meaningless.
+const maxSimTime = 1e12
+
+// admit refuses, before anything runs, a study that could not give sound
+// numbers or would not fit in memory: each run's simulated time (at least
+// Entries/n cycles of 1/lambda + E) must stay within maxSimTime, its
+// coterie within coterie.MaxIDs, and the estimated memory of the workers
+// largest runs simulated at once (experiment.PeakBytes) within
+// --max-memory.
+func (f *experimentFlags) admit(runs []experiment.Run) error {
+	for _, r := range runs {
+		if t := r.MinDuration(); !(t <= maxSimTime) {
+			return badInput("lambda %g with --entries %d and n = %d would simulate at least %.3g time units: beyond 10^12 the simulator's clock cannot resolve a transit time; use a larger lambda or fewer entries", r.Lambda, r.Entries, r.N, t)
+		}
+	}
+	need, worst := experiment.PeakBytes(runs, f.workers)
+	if limit := f.maxMemoryGB * (1 << 30); need > limit {
+		return badInput("this study needs about %s of memory (%d runs at once, the largest %s at n = %d, about %s; docs/experiments.md gives the model), more than --max-memory %g GB: use a smaller --n or fewer --workers",
+			gigabytes(need), min(f.workers, len(runs)), worst.Label, worst.N, gigabytes(worst.EstimateBytes()), f.maxMemoryGB)
+	}
+	for _, r := range runs {
+		if ids, _, err := coterie.Size(r.Coterie, r.N); err == nil && ids > coterie.MaxIDs {
+			return badInput("--n %d: the %s coterie would hold %.3g process ids, more than the %d critsec builds (1 GiB); use a smaller --n", r.N, r.Coterie, ids, coterie.MaxIDs)
+		}
+	}
+	return nil
+}
+
+// simulate runs the study's runs, with progress on standard error: a bar on
+// a terminal, one line per run with --progress, nothing with --quiet.
 func (f *experimentFlags) simulate(cmd *cobra.Command, what string, runs []experiment.Run) ([]experiment.Outcome, error) {
+	w := cmd.ErrOrStderr()
+	tty, isFile := w.(*os.File)
 	var progress func(done, total int)
-	if tty, ok := cmd.ErrOrStderr().(*os.File); !f.quiet && ok && term.IsTerminal(int(tty.Fd())) {
+	switch {
+	case f.quiet:
+	case isFile && term.IsTerminal(int(tty.Fd())):
 		bar := progressbar.NewOptions(len(runs),
-			progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(what),
 			progressbar.OptionShowCount(),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(cmd.ErrOrStderr()) }))
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 		progress = func(int, int) { _ = bar.Add(1) }
+	case f.progress:
+		start := time.Now()
+		progress = func(done, total int) {
+			fmt.Fprintf(w, "progress: %s: %d of %d runs, %.1f s\n", what, done, total, time.Since(start).Seconds())
+		}
 	}
 	outs, err := experiment.SimulateAll(runs, f.workers, progress)
 	if err != nil {
@@ -79,7 +153,8 @@ func (f *experimentFlags) simulate(cmd *cobra.Command, what string, runs []exper
 }
 
 // write saves t as DIR/name.csv and draws each chart in every format; it
-// prints the table and the files written.
+// prints the table and the files written. Every file is written whole or
+// not at all.
 func (f *experimentFlags) write(cmd *cobra.Command, t *experiment.Table, name string, formats []string, charts map[string]experiment.Chart, order []string) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return badInput("--out %s: %v", f.out, err)
@@ -89,15 +164,7 @@ func (f *experimentFlags) write(cmd *cobra.Command, t *experiment.Table, name st
 		return err
 	}
 	csvPath := filepath.Join(f.out, name+".csv")
-	file, err := os.Create(csvPath)
-	if err != nil {
-		return badInput("--out %s: %v", f.out, err)
-	}
-	if err := t.WriteCSV(file); err != nil {
-		file.Close()
-		return fmt.Errorf("%s: %w", csvPath, err)
-	}
-	if err := file.Close(); err != nil {
+	if err := t.SaveCSV(csvPath); err != nil {
 		return fmt.Errorf("%s: %w", csvPath, err)
 	}
 	written := []string{csvPath}
@@ -122,7 +189,11 @@ func newExperimentCmd() *cobra.Command {
 the simulator over a parameter, prints the table, and writes it as CSV with
 its plots (SVG by default) into --out. Equal seeds give identical tables.
 Every run is checked after every event like critsec sim; a violation fails
-the study.`,
+the study. A study whose estimated memory exceeds --max-memory is refused
+before it starts.`,
+		// Runnable, so that an unknown study is an error (exit 2), not help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newMessagesCmd(), newWaitingCmd())
 	return cmd
@@ -130,35 +201,37 @@ the study.`,
 
 func newMessagesCmd() *cobra.Command {
 	var f experimentFlags
-	var ns string
 	cmd := &cobra.Command{
 		Use:   "messages",
 		Short: "Messages per Exit+Entry pair versus n: (l,k)-GCS and k-mutex on grid and majority coteries, Raymond",
 		Long: `messages measures the messages of one Exit+Entry pair (one CS cycle) for
 n processes: (n/4, 3n/4)-GCS and k-mutex = Co(MUTIN(n/4)) on the grid and the
-majority coteries (Maekawa's algorithm as mx), and Raymond's k-mutex with
-k = 3n/4, in the paper's timing model (Tt = 1, Ts = Tr = 0). Two loads:
-light (every process InCS half of the time, one request per 1000 time units
-in the whole system: uncontended) and heavy (lambda = E = 1: saturated).
-The column uncontended_formula is the count derived from the pseudo-code
-(docs/experiments.md).
+majority coteries (the study compares them; Maekawa's algorithm as mx), and
+Raymond's k-mutex with k = 3n/4, in the paper's timing model (Tt = 1,
+Ts = Tr = 0). Two loads: light (every process InCS half of the time, one
+request per 1000 time units in the whole system: uncontended) and heavy
+(lambda = E = 1: saturated). The column uncontended_formula is the count
+derived from the pseudo-code (docs/experiments.md).
 
 Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
 		Example: `  critsec experiment messages
   critsec experiment messages --n 4,16,64 --entries 200 --format svg,png --out /tmp/m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			formats, err := f.check()
+			c, err := f.check()
 			if err != nil {
 				return err
 			}
-			sizes, err := parseSizes("n", ns, 4)
-			if err != nil {
-				return err
+			loads := []experiment.Load{experiment.Light, experiment.Heavy}
+			runs := map[experiment.Load][]experiment.Run{}
+			for _, load := range loads { // the loads run one after the other
+				runs[load] = experiment.MessageRuns(c.sizes, load, c.common)
+				if err := f.admit(runs[load]); err != nil {
+					return err
+				}
 			}
-			for _, load := range []experiment.Load{experiment.Light, experiment.Heavy} {
-				runs := experiment.MessageRuns(sizes, load, f.entries, f.seed)
-				outs, err := f.simulate(cmd, "messages, "+string(load)+" load", runs)
+			for _, load := range loads {
+				outs, err := f.simulate(cmd, "messages, "+string(load)+" load", runs[load])
 				if err != nil {
 					return err
 				}
@@ -172,21 +245,19 @@ Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
 					Title: title, X: "n", Y: "messages_per_pair", LogX: true, LogY: true,
 					XLabel: "n (processes)", YLabel: "messages per Exit+Entry pair",
 				}}
-				if err := f.write(cmd, experiment.MessageTable(outs), name, formats, charts, []string{name}); err != nil {
+				if err := f.write(cmd, experiment.MessageTable(outs), name, c.formats, charts, []string{name}); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 	}
-	addExperimentFlags(cmd, &f, 400)
-	cmd.Flags().StringVar(&ns, "n", "4,9,16,25,36,64,100,144,225,400", "process counts to sweep, comma-separated, each >= 4")
+	addExperimentFlags(cmd, &f, 400, "4,9,16,25,36,64,100,144,225,400")
 	return cmd
 }
 
 func newWaitingCmd() *cobra.Command {
 	var f experimentFlags
-	var n int
 	var lambdas string
 	cmd := &cobra.Command{
 		Use:   "waiting",
@@ -194,84 +265,123 @@ func newWaitingCmd() *cobra.Command {
 		Long: `waiting measures the waiting time of Entry and Exit (request to state
 change) with unit transit delay and no local cost (Tt = 1, Ts = Tr = 0), the
 model of the paper's Lemma 4 and Theorem 4 (7 time units for MUTIN's exit,
-9 for (l,k)-GCS), for n processes on the grid coterie: (n/4, 3n/4)-GCS,
-MUTIN(n/4), k-mutex and Raymond with k = 3n/4. Each process is InCS half of
-the time (E = 1/lambda); small lambda is uncontended, lambda = 1 saturated.
+9 for (l,k)-GCS), for n processes on the grid coterie (sim's default):
+(n/4, 3n/4)-GCS, MUTIN(n/4), k-mutex and Raymond with k = 3n/4. Each process
+is InCS half of the time (E = 1/lambda); small lambda is uncontended,
+lambda = 1 saturated. With several n, each algorithm has one line per n.
 
 Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 		Example: `  critsec experiment waiting
-  critsec experiment waiting --n 9 --lambda 0.0001,0.01,1 --entries 500`,
+  critsec experiment waiting --n 9,16 --lambda 0.0001,0.01,1 --entries 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			formats, err := f.check()
+			c, err := f.check()
 			if err != nil {
 				return err
 			}
-			if n < 4 {
-				return badInput("--n %d is out of range: need n >= 4 (so that 1 <= n/4 < 3n/4)", n)
-			}
-			ls, err := parseRates(lambdas)
+			ls, err := parseList("lambda", lambdas, "a finite rate > 0 (at most 10^12)", func(s string) (float64, bool) {
+				v, err := strconv.ParseFloat(s, 64)
+				return v, err == nil && v > 0 && v <= 1e12
+			})
 			if err != nil {
 				return err
 			}
-			outs, err := f.simulate(cmd, "waiting", experiment.WaitingRuns(n, ls, f.entries, f.seed))
+			runs := experiment.WaitingRuns(c.sizes, ls, c.common)
+			if err := f.admit(runs); err != nil {
+				return err
+			}
+			outs, err := f.simulate(cmd, "waiting", runs)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Waiting times, n = %d, grid coterie, Tt = 1, Ts = Tr = 0, E = 1/lambda\n", n)
+			fmt.Fprintf(cmd.OutOrStdout(), "Waiting times, n = %s, grid coterie, Tt = 1 (%s), Ts = Tr = 0, E = 1/lambda\n", joinInts(c.sizes), c.common.TransitDist)
 			charts := map[string]experiment.Chart{
 				"waiting-entry": {Title: "Entry waiting time (mean), E = 1/lambda", X: "lambda", Y: "entry_wait_mean", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
 				"waiting-exit": {Title: "Exit waiting time (mean), E = 1/lambda", X: "lambda", Y: "exit_wait_mean", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
 			}
-			return f.write(cmd, experiment.WaitingTable(outs), "waiting", formats, charts, []string{"waiting-entry", "waiting-exit"})
+			return f.write(cmd, experiment.WaitingTable(outs), "waiting", c.formats, charts, []string{"waiting-entry", "waiting-exit"})
 		},
 	}
-	addExperimentFlags(cmd, &f, 2000)
-	cmd.Flags().IntVar(&n, "n", 16, "number of processes, >= 4")
+	addExperimentFlags(cmd, &f, 2000, "16")
 	cmd.Flags().StringVar(&lambdas, "lambda", "0.0001,0.001,0.003,0.01,0.03,0.1,0.3,1", "request rates to sweep, comma-separated, each > 0")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newExperimentCmd()) }
 
-// parseSizes reads a comma-separated list of integers >= least.
-func parseSizes(flag, s string, least int) ([]int, error) {
-	var out []int
+// parseList reads the comma-separated list given to --name: every entry
+// must be accepted by parse (want says what it should be), none may be
+// empty or repeated. An error is one line naming the flag and the entry.
+func parseList[T comparable](name, s, want string, parse func(string) (T, bool)) ([]T, error) {
+	var out []T
+	seen := map[T]bool{}
 	for _, field := range strings.Split(s, ",") {
 		field = strings.TrimSpace(field)
 		if field == "" {
-			continue
+			return nil, badInput("--%s %q has an empty entry: give one or more, each %s, separated by commas", name, s, want)
 		}
-		v, err := strconv.Atoi(field)
-		if err != nil || v < least {
-			return nil, badInput("--%s %q: %q is not an integer >= %d", flag, s, field, least)
+		v, ok := parse(field)
+		if !ok {
+			return nil, badInput("--%s %q: %q is not %s", name, s, field, want)
 		}
+		if seen[v] {
+			return nil, badInput("--%s %q lists %s twice: give each value once", name, s, field)
+		}
+		seen[v] = true
 		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, badInput("--%s %q names no value: give comma-separated integers >= %d", flag, s, least)
 	}
 	return out, nil
 }
 
-// parseRates reads a comma-separated list of finite rates > 0.
-func parseRates(s string) ([]float64, error) {
-	var out []float64
-	for _, field := range strings.Split(s, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
-		v, err := strconv.ParseFloat(field, 64)
-		if err != nil || !(v > 0) || v > 1e12 {
-			return nil, badInput("--lambda %q: %q is not a finite rate > 0", s, field)
-		}
-		out = append(out, v)
+// gigabytes formats a byte count in GB with two or three significant digits.
+func gigabytes(b float64) string {
+	gb := b / (1 << 30)
+	switch {
+	case gb >= 100:
+		return fmt.Sprintf("%.0f GB", gb)
+	case gb >= 10:
+		return fmt.Sprintf("%.1f GB", gb)
 	}
-	if len(out) == 0 {
-		return nil, badInput("--lambda %q names no rate: give comma-separated rates > 0", s)
+	return fmt.Sprintf("%.2f GB", gb)
+}
+
+// joinInts formats 4,9,16 as "4, 9, 16".
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
 	}
-	return out, nil
+	return strings.Join(s, ", ")
+}
+
+// availableMemoryGB is the memory available now, in GB rounded down to a
+// tenth: MemAvailable of /proc/meminfo, or less when a cgroup (v2) limit
+// leaves less (memory.max - memory.current); 1024 where neither can be
+// read.
+func availableMemoryGB() float64 {
+	avail := math.Inf(1)
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+				if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64); err == nil && kb > 0 {
+					avail = kb * 1024
+				}
+			}
+		}
+	}
+	limit, err1 := os.ReadFile("/sys/fs/cgroup/memory.max")
+	used, err2 := os.ReadFile("/sys/fs/cgroup/memory.current")
+	if err1 == nil && err2 == nil {
+		l, e1 := strconv.ParseFloat(strings.TrimSpace(string(limit)), 64) // "max": no limit
+		u, e2 := strconv.ParseFloat(strings.TrimSpace(string(used)), 64)
+		if e1 == nil && e2 == nil && l > u {
+			avail = math.Min(avail, l-u)
+		}
+	}
+	if math.IsInf(avail, 1) {
+		return 1024
+	}
+	return math.Floor(avail/(1<<30)*10) / 10
 }

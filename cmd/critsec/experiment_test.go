@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,7 +28,7 @@ func TestExperimentMessagesWritesTablesAndPlots(t *testing.T) {
 func TestExperimentWaitingWritesTablesAndPlots(t *testing.T) {
 	dir := t.TempDir()
 	code, out := runCLI(t, "experiment", "waiting", "--n", "9", "--lambda", "0.01,1", "--entries", "40", "--out", dir)
-	if code != 0 || !strings.Contains(out, "Waiting times, n = 9") {
+	if code != 0 || !strings.Contains(out, "Waiting times, n = 9,") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	for _, f := range []string{"waiting.csv", "waiting-entry.svg", "waiting-exit.svg"} {
@@ -37,21 +38,114 @@ func TestExperimentWaitingWritesTablesAndPlots(t *testing.T) {
 	}
 }
 
+// TestExperimentBadInput runs every experiment subcommand with degenerate
+// values (empty, repeated, zero, negative, the largest ints, NaN, Inf,
+// sizes that do not fit in memory): each is refused before anything runs
+// with exit status 2 and one line on standard error that says why, and
+// writes no file.
 func TestExperimentBadInput(t *testing.T) {
-	for _, args := range [][]string{
-		{"messages", "--n", "3"},
-		{"messages", "--n", "4,x"},
-		{"messages", "--n", ","},
-		{"messages", "--entries", "0"},
-		{"messages", "--format", "gif"},
-		{"messages", "--workers", "0"},
-		{"waiting", "--n", "3"},
-		{"waiting", "--lambda", "0"},
-		{"waiting", "--lambda", "NaN"},
-		{"waiting", "--lambda", "-1,1"},
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"messages", "extra"}, `unknown command "extra"`},
+		{[]string{"messages", "--n", "3"}, `"3" is not an integer >= 4`},
+		{[]string{"messages", "--n", "0"}, "is not an integer >= 4"},
+		{[]string{"messages", "--n", "-4"}, "is not an integer >= 4"},
+		{[]string{"messages", "--n", "4,x"}, `"x" is not an integer >= 4`},
+		{[]string{"messages", "--n", ","}, "has an empty entry"},
+		{[]string{"messages", "--n", "4,,9"}, "has an empty entry"},
+		{[]string{"messages", "--n", ""}, "has an empty entry"},
+		{[]string{"messages", "--n", "9,4,9"}, "lists 9 twice"},
+		{[]string{"messages", "--n", "9223372036854775807"}, "is not an integer >= 4"},
+		{[]string{"messages", "--n", "99999999999999999999"}, "is not an integer >= 4"},
+		{[]string{"messages", "--n", "100000"}, "more than --max-memory"},
+		{[]string{"messages", "--n", "4,2000", "--max-memory", "0.5"}, "this study needs about"},
+		{[]string{"messages", "--n", "30000", "--max-memory", "1e9"}, "the majority coterie would hold 4.5e+08 process ids"},
+		{[]string{"messages", "--entries", "0"}, "--entries 0 is out of range"},
+		{[]string{"messages", "--entries", "-1"}, "--entries -1 is out of range"},
+		{[]string{"messages", "--entries", "9223372036854775807"}, "out of range: need 1 <= entries <= 10^9"},
+		{[]string{"messages", "--format", "gif"}, `"gif" is not a plot format`},
+		{[]string{"messages", "--format", "svg,svg"}, "lists svg twice"},
+		{[]string{"messages", "--format", ""}, "has an empty entry"},
+		{[]string{"messages", "--workers", "0"}, "--workers 0 is out of range"},
+		{[]string{"messages", "--workers", "-9223372036854775808"}, "is out of range"},
+		{[]string{"messages", "--tt-dist", "uniform"}, `--tt-dist: "uniform" is not a distribution`},
+		{[]string{"messages", "--max-memory", "0"}, "--max-memory 0 is out of range"},
+		{[]string{"messages", "--max-memory", "NaN"}, "--max-memory NaN is out of range"},
+		{[]string{"messages", "--max-memory", "+Inf"}, "--max-memory +Inf is out of range"},
+		{[]string{"messages", "--max-memory", "-1"}, "--max-memory -1 is out of range"},
+		{[]string{"messages", "--out", ""}, "--out \"\" names no directory"},
+		{[]string{"messages", "--quiet", "--progress"}, "contradict"},
+		{[]string{"messages", "--seed", "-1"}, `invalid argument "-1" for "--seed"`},
+		{[]string{"waiting", "--n", "3"}, "is not an integer >= 4"},
+		{[]string{"waiting", "--n", "16,16"}, "lists 16 twice"},
+		{[]string{"waiting", "--lambda", "0"}, `"0" is not a finite rate > 0`},
+		{[]string{"waiting", "--lambda", "NaN"}, `"NaN" is not a finite rate > 0`},
+		{[]string{"waiting", "--lambda", "Inf"}, `"Inf" is not a finite rate > 0`},
+		{[]string{"waiting", "--lambda", "-1,1"}, `"-1" is not a finite rate > 0`},
+		{[]string{"waiting", "--lambda", "1e13"}, "is not a finite rate > 0 (at most 10^12)"},
+		{[]string{"waiting", "--lambda", "0.1,0.1"}, "lists 0.1 twice"},
+		{[]string{"waiting", "--lambda", "0.1,1e-1"}, "lists 1e-1 twice"},
+		{[]string{"waiting", "--lambda", ""}, "has an empty entry"},
+		{[]string{"waiting", "--lambda", "1e-300"}, "would simulate at least 2.5e+302 time units"},
+		{[]string{"waiting", "--lambda", "5e-324"}, "would simulate at least"},
+		{[]string{"waiting", "--lambda", "0.0001", "--entries", "1000000000"}, "would simulate at least 1.25e+12 time units"},
+		{[]string{"waiting", "--n", "2147483647"}, "more than --max-memory"},
 	} {
-		if code, out := runCLI(t, append([]string{"experiment"}, args...)...); code != 2 {
-			t.Errorf("experiment %v: exit %d, want 2\n%s", args, code, out)
+		args := append([]string{"experiment"}, c.args...)
+		if c.args[0] != "nope" && !slices.Contains(c.args, "--out") {
+			args = append(args, "--out", filepath.Join(dir, "out"))
 		}
+		code, stdout, stderr := runCLIErr(t, "", args...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "goroutine") {
+			t.Errorf("critsec %s: exit %d, stderr %q; want exit 2 and one line containing %q\n%s", strings.Join(args, " "), code, stderr, c.want, stdout)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused studies wrote %d files", len(ents))
+	}
+}
+
+// TestExperimentDegenerateSweeps: one point, a single lambda, the smallest
+// n and exponential transit times all run and draw their plots (one lambda
+// used to panic in the log-scale plot and leave a 0-byte SVG).
+func TestExperimentDegenerateSweeps(t *testing.T) {
+	for _, args := range [][]string{
+		{"waiting", "--lambda", "0.1", "--entries", "40"},
+		{"waiting", "--lambda", "1", "--n", "4", "--entries", "20", "--tt-dist", "exp"},
+		{"waiting", "--lambda", "1e-6", "--n", "4", "--entries", "8"},
+		{"waiting", "--lambda", "1000", "--n", "4", "--entries", "8", "--format", "svg,png,pdf"},
+		{"messages", "--n", "4", "--entries", "20", "--tt-dist", "exp"},
+	} {
+		dir := t.TempDir()
+		code, out, stderr := runCLIErr(t, "", append([]string{"experiment"}, append(args, "--out", dir)...)...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%v: exit %d, stderr %q\n%s", args, code, stderr, out)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil || len(ents) < 2 {
+			t.Fatalf("%v: %d files, %v", args, len(ents), err)
+		}
+		for _, e := range ents {
+			if fi, err := e.Info(); err != nil || fi.Size() == 0 || strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("%v: %s: %v, %v", args, e.Name(), fi, err)
+			}
+		}
+	}
+}
+
+// TestExperimentProgressLines: --progress prints one line per run on
+// standard error when it is not a terminal; without it nothing.
+func TestExperimentProgressLines(t *testing.T) {
+	args := []string{"experiment", "waiting", "--n", "4", "--lambda", "0.5,1", "--entries", "8", "--out", t.TempDir()}
+	code, _, stderr := runCLIErr(t, "", append(args, "--progress")...)
+	if code != 0 || strings.Count(stderr, "progress: waiting: ") != 8 || !strings.Contains(stderr, "8 of 8 runs") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLIErr(t, "", args...); code != 0 || stderr != "" {
+		t.Fatalf("without --progress: exit %d, stderr %q", code, stderr)
 	}
 }
