@@ -11,7 +11,8 @@ import (
 // TestBadInputEverySubcommand runs every subcommand on its family of bad
 // inputs (issue 10): each is refused with exit status 2 and one line that
 // starts with "critsec: ", no stack trace, and takes little memory (the
-// refusal comes before any large allocation; under 64 MB allocated).
+// refusal comes before any large allocation; under 64 MB allocated), and
+// none of Go's internals (strconv, time, json) in the message.
 func TestBadInputEverySubcommand(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, body string) string {
@@ -45,6 +46,11 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"trace", "nosuch"},
 		{"experiment", "nosuch"},
 		{"nosuch"},
+		{"sim", "--seed", "-1"},
+		{"sim", "--n", "x"},
+		{"check", "--timeout", "5"},
+		{"sim", "--fifo=maybe"},
+		{"sim", "--n", "99999999999999999999"},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats
@@ -53,7 +59,8 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		code, out := runCLI(t, args...)
 		runtime.ReadMemStats(&after)
 		out = strings.TrimSpace(out)
-		if code != 2 || strings.Contains(out, "\n") || !strings.HasPrefix(out, "critsec: ") || strings.Contains(out, "goroutine ") {
+		if code != 2 || strings.Contains(out, "\n") || !strings.HasPrefix(out, "critsec: ") || strings.Contains(out, "goroutine ") ||
+			strings.Contains(out, "strconv.") || strings.Contains(out, "time: ") || strings.Contains(out, "json: ") {
 			t.Errorf("%v: exit %d, want 2 and one line:\n%s", args, code, out)
 		}
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {

@@ -46,7 +46,7 @@ func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, n
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: equal seeds give identical tables")
 	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time (mean Tt = 1): const (the paper's model) or exp (exponential)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "runs simulated at once, >= 1 (results do not depend on it)")
-	fs.Float64Var(&f.maxMemoryGB, "max-memory", availableMemoryGB(), "refuse a study whose estimated memory (the largest runs, --workers at once) exceeds this many GB; the default is the memory available now (MemAvailable in /proc/meminfo, or a cgroup's limit if lower)")
+	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a study whose estimated memory (the largest runs, --workers at once) exceeds this many GB")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.BoolVar(&f.progress, "progress", false, "print a progress line per run on standard error even when it is not a terminal (on a terminal there is a progress bar)")
 }
@@ -67,8 +67,8 @@ func (f *experimentFlags) check() (studyConfig, error) {
 	if f.workers < 1 {
 		return c, badInput("--workers %d is out of range: need workers >= 1", f.workers)
 	}
-	if !(f.maxMemoryGB > 0) || math.IsInf(f.maxMemoryGB, 0) {
-		return c, badInput("--max-memory %v is out of range: need a size in GB > 0", f.maxMemoryGB)
+	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
+		return c, err
 	}
 	if strings.TrimSpace(f.out) == "" {
 		return c, badInput("--out %q names no directory", f.out)
@@ -112,7 +112,7 @@ func (f *experimentFlags) admit(runs []experiment.Run) error {
 		}
 	}
 	need, worst := experiment.PeakBytes(runs, f.workers)
-	if limit := f.maxMemoryGB * (1 << 30); need > limit {
+	if limit := f.maxMemoryGB * (1 << 30); limit > 0 && need > limit {
 		return badInput("this study needs about %s of memory (%d runs at once, the largest %s at n = %d, about %s; docs/experiments.md gives the model), more than --max-memory %g GB: use a smaller --n or fewer --workers",
 			gigabytes(need), min(f.workers, len(runs)), worst.Label, worst.N, gigabytes(worst.EstimateBytes()), f.maxMemoryGB)
 	}
@@ -354,34 +354,4 @@ func joinInts(vs []int) string {
 		s[i] = strconv.Itoa(v)
 	}
 	return strings.Join(s, ", ")
-}
-
-// availableMemoryGB is the memory available now, in GB rounded down to a
-// tenth: MemAvailable of /proc/meminfo, or less when a cgroup (v2) limit
-// leaves less (memory.max - memory.current); 1024 where neither can be
-// read.
-func availableMemoryGB() float64 {
-	avail := math.Inf(1)
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-				if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64); err == nil && kb > 0 {
-					avail = kb * 1024
-				}
-			}
-		}
-	}
-	limit, err1 := os.ReadFile("/sys/fs/cgroup/memory.max")
-	used, err2 := os.ReadFile("/sys/fs/cgroup/memory.current")
-	if err1 == nil && err2 == nil {
-		l, e1 := strconv.ParseFloat(strings.TrimSpace(string(limit)), 64) // "max": no limit
-		u, e2 := strconv.ParseFloat(strings.TrimSpace(string(used)), 64)
-		if e1 == nil && e2 == nil && l > u {
-			avail = math.Min(avail, l-u)
-		}
-	}
-	if math.IsInf(avail, 1) {
-		return 1024
-	}
-	return math.Floor(avail/(1<<30)*10) / 10
 }

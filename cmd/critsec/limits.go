@@ -13,12 +13,12 @@ import (
 // addMemoryFlag registers --max-memory (in GB) on fs; what says what the
 // limit applies to.
 func addMemoryFlag(fs *pflag.FlagSet, gb *float64, what string) {
-	fs.Float64Var(gb, "max-memory", sysmem.DefaultLimitGB(), what+"; the default is 3/4 of the memory available when the command starts (0: no limit)")
+	fs.Float64Var(gb, "max-memory", sysmem.DefaultLimitGB(), what+" (0: no limit); the default is 3/4 of the memory available when the command starts (MemAvailable, or the cgroup's room if less)")
 }
 
 // checkMemoryFlag refuses a --max-memory that is not a size.
 func checkMemoryFlag(gb float64) error {
-	if !(gb >= 0) || gb > 1<<20 {
+	if !(gb >= 0) || gb > 1<<30 {
 		return badInput("--max-memory %v is out of range: need a size in GB >= 0 (0: no limit)", gb)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -83,7 +84,7 @@ func init() {
 	rootCmd.Version = versionString()
 	rootCmd.SetVersionTemplate("critsec {{.Version}}\n")
 	rootCmd.AddCommand(versionCmd)
-	rootCmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(c, err)} })
 }
 
 // usageError marks bad input: the command exits with status 2.
@@ -143,4 +144,37 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// badFlagValue matches pflag's error for a value its type cannot parse:
+// `invalid argument "x" for "--n" flag: strconv.ParseInt: ...`.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag: `)
+
+// flagError rewrites pflag's errors for values of the wrong type without
+// Go's internals (strconv.ParseInt, time: ...): it names the flag, the
+// value and what the flag takes.
+func flagError(c *cobra.Command, err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := "another value"
+	if fl := c.Flags().Lookup(m[2]); fl != nil {
+		switch fl.Value.Type() {
+		case "int", "int64", "int32":
+			want = "an integer"
+		case "uint64", "uint":
+			want = "an integer >= 0"
+		case "float64":
+			want = "a number"
+		case "bool":
+			want = "true or false"
+		case "duration":
+			want = "a duration with its unit, like 30s, 5m or 1h"
+		}
+		if strings.Contains(err.Error(), "value out of range") {
+			want += " in the range of its type"
+		}
+	}
+	return fmt.Errorf("--%s %q: want %s", m[2], m[1], want)
 }

@@ -12,9 +12,32 @@ import (
 
 // Available returns the memory available to a new process, in bytes:
 // MemAvailable of /proc/meminfo (free memory plus what the kernel can
-// reclaim), which accounts for the other work on the machine; 0 where it
-// cannot be read.
-func Available() uint64 { return meminfo("MemAvailable:") }
+// reclaim), which accounts for the other work on the machine, or what the
+// process's cgroup (v2) still allows when that is less; 0 where neither can
+// be read.
+func Available() uint64 {
+	avail := meminfo("MemAvailable:")
+	if room, ok := cgroupRoom(); ok && (avail == 0 || room < avail) {
+		avail = room
+	}
+	return avail
+}
+
+// cgroupRoom returns memory.max - memory.current of the cgroup v2 the
+// process runs in, when it has a limit.
+func cgroupRoom() (uint64, bool) {
+	limit, err1 := os.ReadFile("/sys/fs/cgroup/memory.max")
+	used, err2 := os.ReadFile("/sys/fs/cgroup/memory.current")
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	l, e1 := strconv.ParseUint(strings.TrimSpace(string(limit)), 10, 64) // "max": no limit
+	u, e2 := strconv.ParseUint(strings.TrimSpace(string(used)), 10, 64)
+	if e1 != nil || e2 != nil || l <= u {
+		return 0, false
+	}
+	return l - u, true
+}
 
 // DefaultLimitGB is the default of the commands' --max-memory: 3/4 of
 // Available in GB, rounded down to a tenth, or 0 (no limit) where it cannot
