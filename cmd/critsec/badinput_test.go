@@ -24,7 +24,7 @@ func TestBadInputEverySubcommand(t *testing.T) {
 	}
 	hugeN := file("huge.jsonl", `{"ev":"header","alg":"raymond","n":2000000000,"l":0,"k":3,"seed":1,"initial":[],"lo":0,"hi":3,"runtime":"sim","fifo":true}`+"\n")
 	n62 := file("n62.jsonl", `{"ev":"header","alg":"raymond","n":4611686018427387904,"l":0,"k":3,"initial":[],"runtime":"sim","fifo":true}`+"\n")
-	badProblem := file("p.json", `{"alg":"gcs","n":1e12}`)
+	badProblem := file("problem", `{"alg":"gcs","n":1e12}`)
 	cases := [][]string{
 		{"sim", "--alg", "raymond", "--n", "100000", "--k", "3"},
 		{"sim", "--n", "9223372036854775807"},
