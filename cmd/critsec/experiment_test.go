@@ -78,7 +78,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"messages", "--max-memory", "-1"}, "--max-memory -1 is out of range"},
 		{[]string{"messages", "--out", ""}, "--out \"\" names no directory"},
 		{[]string{"messages", "--quiet", "--progress"}, "contradict"},
-		{[]string{"messages", "--seed", "-1"}, `invalid argument "-1" for "--seed"`},
+		{[]string{"messages", "--seed", "-1"}, `--seed "-1": want an integer >= 0`},
 		{[]string{"waiting", "--n", "3"}, "is not an integer >= 4"},
 		{[]string{"waiting", "--n", "16,16"}, "lists 16 twice"},
 		{[]string{"waiting", "--lambda", "0"}, `"0" is not a finite rate > 0`},
