@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"critsec/alg/mutin"
+	"critsec/coterie"
 	"critsec/cs"
 )
 
@@ -30,8 +31,8 @@ func Validate(p cs.Params) error {
 	if p.L != 0 {
 		return fmt.Errorf("l = %d: kmutex solves k-mutual exclusion and guarantees no lower bound; use l = 0 (or --alg gcs for l > 0)", p.L)
 	}
-	if err := mutin.ValidateQuorums(p.N, p.Quorums); err != nil {
-		return err
+	if err := coterie.CheckIntersecting(p.Quorums, p.N); err != nil {
+		return fmt.Errorf("quorums: %w", err)
 	}
 	return p.CheckInitial(0, p.K)
 }

@@ -34,6 +34,7 @@ package mutin
 import (
 	"fmt"
 
+	"critsec/coterie"
 	"critsec/cs"
 )
 
@@ -112,7 +113,7 @@ type Machine struct {
 }
 
 // Validate checks p for MUTIN(l): n >= 1, 0 <= l < n, the quorums form a
-// coterie of n quorums (ValidateQuorums), and between l and n processes are
+// coterie of n quorums (coterie.CheckIntersecting), and between l and n processes are
 // InCS initially. p.K is not used.
 func Validate(p cs.Params) error {
 	if p.N < 1 {
@@ -121,51 +122,10 @@ func Validate(p cs.Params) error {
 	if p.L < 0 || p.L >= p.N {
 		return fmt.Errorf("l = %d is out of range for mutin: need 0 <= l < n (n = %d); with l >= n no process could ever exit", p.L, p.N)
 	}
-	if err := ValidateQuorums(p.N, p.Quorums); err != nil {
-		return err
+	if err := coterie.CheckIntersecting(p.Quorums, p.N); err != nil {
+		return fmt.Errorf("quorums: %w", err)
 	}
 	return p.CheckInitial(p.L, p.N)
-}
-
-// ValidateQuorums checks that quorums lists Q_1..Q_n, each nonempty, with ids
-// in 1..n and none repeated, and that every two quorums intersect (the
-// intersection property of Definition 3, on which MUTIN's safety rests).
-func ValidateQuorums(n int, quorums [][]cs.ID) error {
-	if len(quorums) != n {
-		return fmt.Errorf("quorums: got %d quorums, need one per process (n = %d)", len(quorums), n)
-	}
-	sets := make([]cs.Set, n)
-	for i, q := range quorums {
-		if len(q) == 0 {
-			return fmt.Errorf("quorums: Q_%d is empty", i+1)
-		}
-		for _, id := range q {
-			if id < 1 || int(id) > n {
-				return fmt.Errorf("quorums: Q_%d holds unknown process id %d: ids run from 1 to n = %d", i+1, id, n)
-			}
-			if sets[i].Has(id) {
-				return fmt.Errorf("quorums: Q_%d lists process %d twice", i+1, id)
-			}
-			sets[i].Add(id)
-		}
-	}
-	for i := range quorums {
-		for j := i + 1; j < n; j++ {
-			if !intersects(quorums[i], sets[j]) {
-				return fmt.Errorf("quorums: Q_%d and Q_%d do not intersect (every two quorums must share a process)", i+1, j+1)
-			}
-		}
-	}
-	return nil
-}
-
-func intersects(q []cs.ID, s cs.Set) bool {
-	for _, id := range q {
-		if s.Has(id) {
-			return true
-		}
-	}
-	return false
 }
 
 // New validates p and returns the machines of processes 1..n, in order.
