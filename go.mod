@@ -1,4 +1,4 @@
-module critsec
+module github.com/critsec/critsec
 
 go 1.26
 

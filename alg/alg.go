@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // Algorithm describes one algorithm of the CS family.

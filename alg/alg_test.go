@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 func TestLookup(t *testing.T) {

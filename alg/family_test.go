@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/sim"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/sim"
 )
 
 // familyCase is one registered member of the global (l,k)-CS family (with

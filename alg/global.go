@@ -1,8 +1,8 @@
 package alg
 
 import (
-	"critsec/alg/maekawa"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg/maekawa"
+	"github.com/critsec/critsec/cs"
 )
 
 // maekawaBytes is the size of a Maekawa machine: a few words, its quorum

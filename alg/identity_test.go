@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"critsec/cs"
-	"critsec/sim"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/sim"
 )
 
 // spy wraps a machine and records, for every message it sends or receives,

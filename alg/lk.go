@@ -3,12 +3,12 @@ package alg
 import (
 	"fmt"
 
-	"critsec/alg/gcs"
-	"critsec/alg/kmutex"
-	"critsec/alg/maekawa"
-	"critsec/alg/mutin"
-	"critsec/alg/raymond"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg/gcs"
+	"github.com/critsec/critsec/alg/kmutex"
+	"github.com/critsec/critsec/alg/maekawa"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
 )
 
 // The global (l,k)-CS family of Kamei and Kakugawa (2019): MUTIN(l)

@@ -3,7 +3,7 @@ package alg
 import (
 	"testing"
 
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 // TestLKRegistered builds each algorithm of the global (l,k)-CS family

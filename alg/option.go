@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // OptionKind is the type of an algorithm option's value.

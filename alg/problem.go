@@ -9,9 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"critsec/coterie"
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // Spec is a problem as a user states it, on the command line or in a

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"critsec/internal/testnet"
-	"critsec/trace"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/trace"
 )
 
 // TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite

@@ -3,9 +3,9 @@ package check_test
 import (
 	"testing"
 
-	"critsec/alg/raymond"
-	"critsec/check"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
 )
 
 // BenchmarkRaymond explores Raymond's algorithm, n = 4, k = 2, one

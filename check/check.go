@@ -24,9 +24,9 @@ import (
 	"fmt"
 	"time"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // Verdict is the outcome of a run.

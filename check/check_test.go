@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"critsec/alg"
-	"critsec/alg/raymond"
-	"critsec/check"
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/property"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
 )
 
 func raymondMachines(t *testing.T, n, k int) []cs.Machine {

@@ -3,8 +3,8 @@ package check
 import (
 	"testing"
 
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // idle is a machine whose Entry and Exit complete at once and which sends

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // A terminal state (nothing enabled) in which some live process still has a

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/alg"
-	"critsec/check"
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // TestDepthFirstAgrees: depth-first search visits exactly the states

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/check"
+	"github.com/critsec/critsec/check"
 )
 
 // TestIssue4Evidence is the exhaustive evidence for the global (l,k)-CS

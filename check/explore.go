@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Run explores every state reachable under cfg breadth-first and returns

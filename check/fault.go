@@ -1,6 +1,6 @@
 package check
 
-import "critsec/cs"
+import "github.com/critsec/critsec/cs"
 
 // Detector is a failure-detector class (Chandra and Toueg 1996): it decides
 // which detector outputs may happen in a state. The checker explores every

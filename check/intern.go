@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Interning. A global state does not hold its machines and messages: it

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"critsec/alg/raymond"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
 )
 
 // TestInternMessages: equal encodings get one id, distinct ones distinct

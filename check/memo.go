@@ -1,7 +1,7 @@
 package check
 
 import (
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // The memo. A machine is a deterministic state machine whose state is

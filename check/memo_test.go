@@ -4,10 +4,10 @@ import (
 	"reflect"
 	"testing"
 
-	"critsec/alg"
-	"critsec/check"
-	"critsec/cs"
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 // TestMemo: the memo of machine calls changes nothing in the results, paths

@@ -1,6 +1,6 @@
 package check
 
-import "critsec/cs"
+import "github.com/critsec/critsec/cs"
 
 // Packed states. The BFS frontier holds its states packed into 64-bit
 // words, one after another, rather than as gstate values: no pointers for

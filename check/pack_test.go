@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // TestPackRoundTrip: unpacking a packed state gives the state back, every

@@ -4,8 +4,8 @@ import (
 	"io"
 	"slices"
 
-	"critsec/cs"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
 )
 
 // violation turns a phase-1 finding into a Violation with its path,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // ra is a small Ricart-Agrawala mutual exclusion machine kept for the

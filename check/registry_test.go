@@ -3,9 +3,9 @@ package check_test
 import (
 	"testing"
 
-	"critsec/alg"
-	"critsec/check"
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 // TestRegistry runs the checker on every registered algorithm at a size

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // unlimited is the budget of a process that may make any number of calls

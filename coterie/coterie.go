@@ -39,7 +39,7 @@ import (
 	"slices"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Majority returns the quorums of the majority coterie of Example 1 of the

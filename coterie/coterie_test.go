@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // TestBuiltinsAreCoteries checks Definition 3 for every n in 1..200, that

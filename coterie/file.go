@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Read parses a coterie file for n processes. The format is one line per

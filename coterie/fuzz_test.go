@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // checkResult checks what every answer of Read and ByName must be: an

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // toggle is a minimal machine for testing the core: Entry and Exit complete

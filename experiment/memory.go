@@ -3,7 +3,7 @@ package experiment
 import (
 	"slices"
 
-	"critsec/coterie"
+	"github.com/critsec/critsec/coterie"
 )
 
 // The memory model of a run: an upper estimate of its peak resident memory,

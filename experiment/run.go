@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"critsec/alg"
-	"critsec/sim"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/sim"
 )
 
 // Run is one simulation of a study: an algorithm on a problem instance under

@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Bound is one conjunct: at least Lo and at most Hi of Members are InCS.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 type set []bool

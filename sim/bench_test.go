@@ -3,9 +3,9 @@ package sim_test
 import (
 	"testing"
 
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/sim"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/sim"
 )
 
 // benchRaymond runs Raymond's algorithm on n processes under the token

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // Dist is a probability distribution of a duration with a given mean.

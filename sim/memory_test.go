@@ -4,9 +4,9 @@ import (
 	"runtime"
 	"testing"
 
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // heapAfter runs Raymond with n = 1000, k = 100 until simulated time T and

@@ -1,6 +1,6 @@
 package sim
 
-import "critsec/cs"
+import "github.com/critsec/critsec/cs"
 
 // Event kinds.
 const (

@@ -53,9 +53,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // Kinds of violations (the same names as the model checker's).

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/alg"
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/property"
-	"critsec/sim"
-	"critsec/trace"
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/sim"
+	"github.com/critsec/critsec/trace"
 )
 
 // global returns the global property lo <= #InCS <= hi over n processes.

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // Report is what Check found in a trace.

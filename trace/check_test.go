@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 const hdr = `{"ev":"header","alg":"raymond","n":3,"l":0,"k":2,"seed":1,"initial":[],"lo":0,"hi":1,"runtime":"sim","fifo":true}`

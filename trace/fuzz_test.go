@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"critsec/trace"
+	"github.com/critsec/critsec/trace"
 )
 
 // fuzzSeeds are well-formed and malformed traces to start from; the

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // FormatError reports a line that is not a valid trace line (bad JSON, a

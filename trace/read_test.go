@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/trace"
+	"github.com/critsec/critsec/trace"
 )
 
 // internals are fragments of Go's own error messages that must never reach

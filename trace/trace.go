@@ -39,8 +39,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // Event kinds (the "ev" field).

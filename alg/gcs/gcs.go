@@ -24,7 +24,7 @@ package gcs
 import (
 	"fmt"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"testing"
 
-	"critsec/alg/gcs"
-	"critsec/alg/kmutex"
-	"critsec/alg/mutin"
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/alg/gcs"
+	"github.com/critsec/critsec/alg/kmutex"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 // children builds the paper's children of (l,k)-GCS with MUTIN options o:

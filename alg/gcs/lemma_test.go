@@ -3,12 +3,12 @@ package gcs_test
 import (
 	"testing"
 
-	"critsec/alg/gcs"
-	"critsec/alg/kmutex"
-	"critsec/alg/mutin"
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/alg/gcs"
+	"github.com/critsec/critsec/alg/kmutex"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 // The tests below run in the timing model of the paper's section 3.3:

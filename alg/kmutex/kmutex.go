@@ -14,9 +14,9 @@ package kmutex
 import (
 	"fmt"
 
-	"critsec/alg/mutin"
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.

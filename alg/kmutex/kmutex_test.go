@@ -3,11 +3,11 @@ package kmutex_test
 import (
 	"testing"
 
-	"critsec/alg/kmutex"
-	"critsec/alg/mutin"
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
+	"github.com/critsec/critsec/alg/kmutex"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
 )
 
 func TestRandomSchedules(t *testing.T) {

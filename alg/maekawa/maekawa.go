@@ -110,8 +110,8 @@ import (
 	"fmt"
 	"slices"
 
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces; the

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/alg/maekawa"
-	"critsec/check"
-	"critsec/coterie"
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/alg/maekawa"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // mutex is the property of mutual exclusion on n processes.

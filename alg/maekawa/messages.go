@@ -1,6 +1,6 @@
 package maekawa
 
-import "critsec/cs"
+import "github.com/critsec/critsec/cs"
 
 // Request is REQUEST(seq, i) (step 1 in the package doc): the sender asks the
 // receiver, a member of its quorum, to lock for its request. Seq is the

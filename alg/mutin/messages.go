@@ -1,6 +1,6 @@
 package mutin
 
-import "critsec/cs"
+import "github.com/critsec/critsec/cs"
 
 // The messages of MUTIN(l) (Algorithms 1 and 2 of the global paper). The
 // paper's last field P_i, the sender, is the envelope's source and is not

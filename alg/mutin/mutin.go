@@ -34,8 +34,8 @@ package mutin
 import (
 	"fmt"
 
-	"critsec/coterie"
-	"critsec/cs"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"testing"
 
-	"critsec/alg/mutin"
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/alg/mutin"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 func newMutin(t testing.TB, n, l int, v mutin.Variant) []cs.Machine {

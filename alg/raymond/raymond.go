@@ -27,7 +27,7 @@ package raymond
 import (
 	"fmt"
 
-	"critsec/cs"
+	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.

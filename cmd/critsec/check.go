@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"critsec/check"
-	"critsec/trace"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/trace"
 )
 
 // checkFlags are the flags of `critsec check`.

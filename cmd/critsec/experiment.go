@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"critsec/coterie"
-	"critsec/experiment"
-	"critsec/sim"
+	"github.com/critsec/critsec/coterie"
+	"github.com/critsec/critsec/experiment"
+	"github.com/critsec/critsec/sim"
 )
 
 // experimentFlags are the flags every study takes.

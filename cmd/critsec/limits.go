@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"critsec/internal/sysmem"
+	"github.com/critsec/critsec/internal/sysmem"
 )
 
 // addMemoryFlag registers --max-memory (in GB) on fs; what says what the

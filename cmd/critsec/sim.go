@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"critsec/cs"
-	"critsec/sim"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/sim"
+	"github.com/critsec/critsec/trace"
 )
 
 // simFlags are the flags of `critsec sim`.

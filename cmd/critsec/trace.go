@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"critsec/cs"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
 )
 
 var traceCmd = &cobra.Command{

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/check"
-	"critsec/trace"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/trace"
 )
 
 func writeFile(t *testing.T, name, text string) string {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // Setup is what a script's new command builds.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/cs"
-	"critsec/property"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
 )
 
 // Do takes steps written as text, one per string, and returns the first

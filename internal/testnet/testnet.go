@@ -42,9 +42,9 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"critsec/cs"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 // Kinds of violations, those of a trace's claim (trace.Claim): a

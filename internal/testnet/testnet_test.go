@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"critsec/alg/raymond"
-	"critsec/cs"
-	"critsec/internal/testnet"
-	"critsec/property"
-	"critsec/trace"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
 func raymondNet(t *testing.T, n, k int, o testnet.Options) *testnet.Network {
