@@ -81,17 +81,27 @@ func (f *experimentFlags) check() (studyConfig, error) {
 		return c, badInput("--tt-dist: %v", err)
 	}
 	c.common = experiment.Common{Entries: f.entries, Seed: f.seed, TransitDist: transit}
-	c.formats, err = parseList("format", f.formats, "a plot format (svg, png or pdf)", func(s string) (string, bool) {
-		return s, s == "svg" || s == "png" || s == "pdf"
-	})
+	c.formats, err = parseList("format", f.formats, "a plot format (svg, png or pdf)", plotFormat)
 	if err != nil {
 		return c, err
 	}
-	c.sizes, err = parseList("n", f.ns, "an integer >= 4", func(s string) (int, bool) {
-		v, err := strconv.Atoi(s)
-		return v, err == nil && v >= 4 && v <= math.MaxInt32
-	})
+	c.sizes, err = parseList("n", f.ns, "an integer >= 4", studySize)
 	return c, err
+}
+
+// plotFormat accepts an entry of --format.
+func plotFormat(s string) (string, bool) { return s, s == "svg" || s == "png" || s == "pdf" }
+
+// studySize accepts an entry of --n: 4 <= n <= 2^31-1.
+func studySize(s string) (int, bool) {
+	v, err := strconv.Atoi(s)
+	return v, err == nil && v >= 4 && v <= math.MaxInt32
+}
+
+// studyRate accepts an entry of --lambda: a finite rate in (0, 10^12].
+func studyRate(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && v > 0 && v <= 1e12
 }
 
 // maxSimTime bounds the simulated time of a run: at 10^12 the float64 clock
@@ -114,7 +124,7 @@ func (f *experimentFlags) admit(runs []experiment.Run) error {
 	need, worst := experiment.PeakBytes(runs, f.workers)
 	if limit := f.maxMemoryGB * (1 << 30); limit > 0 && need > limit {
 		return badInput("this study needs about %s of memory (%d runs at once, the largest %s at n = %d, about %s; docs/experiments.md gives the model), more than --max-memory %g GB: use a smaller --n or fewer --workers",
-			gigabytes(need), min(f.workers, len(runs)), worst.Label, worst.N, gigabytes(worst.EstimateBytes()), f.maxMemoryGB)
+			size(int64(need)), min(f.workers, len(runs)), worst.Label, worst.N, size(int64(worst.EstimateBytes())), f.maxMemoryGB)
 	}
 	for _, r := range runs {
 		if ids, _, err := coterie.Size(r.Coterie, r.N); err == nil && ids > coterie.MaxIDs {
@@ -279,10 +289,7 @@ Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 			if err != nil {
 				return err
 			}
-			ls, err := parseList("lambda", lambdas, "a finite rate > 0 (at most 10^12)", func(s string) (float64, bool) {
-				v, err := strconv.ParseFloat(s, 64)
-				return v, err == nil && v > 0 && v <= 1e12
-			})
+			ls, err := parseList("lambda", lambdas, "a finite rate > 0 (at most 10^12)", studyRate)
 			if err != nil {
 				return err
 			}
@@ -333,18 +340,6 @@ func parseList[T comparable](name, s, want string, parse func(string) (T, bool))
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// gigabytes formats a byte count in GB with two or three significant digits.
-func gigabytes(b float64) string {
-	gb := b / (1 << 30)
-	switch {
-	case gb >= 100:
-		return fmt.Sprintf("%.0f GB", gb)
-	case gb >= 10:
-		return fmt.Sprintf("%.1f GB", gb)
-	}
-	return fmt.Sprintf("%.2f GB", gb)
 }
 
 // joinInts formats 4,9,16 as "4, 9, 16".
