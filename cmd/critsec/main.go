@@ -5,7 +5,8 @@
 // Each subcommand lives in its own file and adds itself to rootCmd in init.
 // Exit status: 0 success, 1 a violation (or an incomplete check) found by
 // the run, 2 bad input (refused before anything runs, one line on standard
-// error), 3 an I/O or internal error (a trace that cannot be written).
+// error; also an input file that cannot be read), 3 an I/O or internal error
+// writing a result (a trace that cannot be written).
 package main
 
 import (
