@@ -285,6 +285,23 @@ func (t *Tracker) Set(id cs.ID, in bool) *Failure {
 	return first
 }
 
+// Blocks reports whether process id changing to InCS (in) or out of it
+// would break a bound: an entry then waits for an upper bound, an exit for
+// a lower one, as the problem allows. A request that nothing blocks, in a
+// run where nothing is left to happen, is stuck.
+func (t *Tracker) Blocks(id cs.ID, in bool) bool {
+	if id < 1 || int(id) > t.p.n || t.in[id] == in {
+		return false
+	}
+	for _, bi := range t.p.of[id] {
+		b, c := &t.p.bounds[bi], int(t.count[bi])
+		if in && c+1 > b.Hi || !in && c-1 < b.Lo {
+			return true
+		}
+	}
+	return false
+}
+
 // InCS implements View: whether id counts as InCS now.
 func (t *Tracker) InCS(id cs.ID) bool { return id >= 1 && int(id) <= t.p.n && t.in[id] }
 

@@ -113,3 +113,21 @@ func TestBadInput(t *testing.T) {
 		t.Error("Global(3, 2, 1) accepted")
 	}
 }
+
+// TestBlocks: an entry is blocked exactly when a bound counting the
+// process is at its upper end, an exit when one is at its lower end.
+func TestBlocks(t *testing.T) {
+	g, _ := Global(4, 1, 2)
+	v := set{false, true, true, false, false}
+	tr, f := NewTracker(g, v)
+	if f != nil {
+		t.Fatal(f)
+	}
+	if !tr.Blocks(3, true) || tr.Blocks(1, false) || tr.Blocks(1, true) {
+		t.Fatalf("at 2 of 1..2: entry of P3 blocked %v, exit of P1 %v", tr.Blocks(3, true), tr.Blocks(1, false))
+	}
+	tr.Set(2, false)
+	if tr.Blocks(3, true) || !tr.Blocks(1, false) {
+		t.Fatalf("at 1 of 1..2: entry of P3 blocked %v, exit of P1 %v", tr.Blocks(3, true), tr.Blocks(1, false))
+	}
+}

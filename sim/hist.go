@@ -33,8 +33,8 @@ func (h *hist) add(v float64) {
 	if v > h.max {
 		h.max = v
 	}
-	if v <= 0 {
-		h.zeros++
+	if !(v > 0) {
+		h.zeros++ // 0, and NaN, which Validate's bounds keep out
 		return
 	}
 	h.b[histIndex(v)]++
@@ -43,6 +43,8 @@ func (h *hist) add(v float64) {
 func histIndex(v float64) int {
 	frac, exp := math.Frexp(v) // v = frac * 2^exp, frac in [0.5, 1)
 	switch {
+	case math.IsInf(v, 1):
+		return histExps*histSub - 1
 	case exp < histMinExp:
 		return 0
 	case exp > histMaxExp:

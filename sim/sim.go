@@ -351,19 +351,31 @@ func (e *engine) loop() {
 			}
 		}
 	}
-	if e.done || e.stopping {
+	if e.done {
 		return
 	}
-	// No event left, and the workload always schedules one for a process
-	// with nothing pending: every live process waits for ever.
+	// No event left. Without a drain the workload always schedules one for
+	// a process with nothing pending, so every live process waits for
+	// ever. After a drain (no new entries), a pending request is stuck
+	// unless the problem's bounds hold it: an exit waiting for an entry
+	// that will not come (the lower bound), an entry waiting for an exit
+	// (the upper bound).
 	for id := 1; id <= e.n; id++ {
-		if nd := &e.nodes[id]; !nd.crashed && nd.pending != cs.None {
-			e.curKind = 0
-			e.fail(KindDeadlock, fmt.Sprintf("no event left while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime))
-			return
+		nd := &e.nodes[id]
+		if nd.crashed || nd.pending == cs.None || e.stopping && e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry) {
+			continue
 		}
+		e.curKind = 0
+		why := "no event left"
+		if e.stopping {
+			why = "the drain ended with no event left and no bound holding it"
+		}
+		e.fail(KindDeadlock, fmt.Sprintf("%s while P%d's %s request (made at t=%g) is pending", why, id, nd.pending, nd.reqTime))
+		return
 	}
-	e.res.Stop = StopIdle
+	if !e.stopping {
+		e.res.Stop = StopIdle
+	}
 }
 
 // timer is the workload's call: the request starts now; the call itself

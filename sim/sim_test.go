@@ -507,3 +507,34 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlockInTheDrain: a request stuck while the run drains is a
+// deadlock, not "ok", unless a bound holds it. The published MUTIN inside
+// gcs-paper loses a Release on majority(4) with this seed: P1's entry stays
+// pending with only P4 InCS (1 < k = 2). The corrected gcs completes the
+// same run, its pending exits held by l.
+func TestDeadlockInTheDrain(t *testing.T) {
+	run := func(name string) *sim.Result {
+		a, err := alg.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := a.SpecFor(4, 1, 2)
+		spec.Coterie = "majority"
+		pr, ms, err := alg.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 5, Drain: true, Seed: 17})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if v := run("gcs-paper").Violation; v == nil || v.Kind != sim.KindDeadlock || !strings.Contains(v.Detail, "P1's entry request") {
+		t.Fatalf("gcs-paper: %+v, want P1's entry deadlocked in the drain", v)
+	}
+	if res := run("gcs"); res.Violation != nil || !res.Drained || res.Pending != res.PendingExits {
+		t.Fatalf("gcs: %+v", res)
+	}
+}

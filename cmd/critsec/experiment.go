@@ -104,10 +104,8 @@ func studyRate(s string) (float64, bool) {
 	return v, err == nil && v > 0 && v <= 1e12
 }
 
-// maxSimTime bounds the simulated time of a run: at 10^12 the float64 clock
-// still resolves 1.2e-4 time units, 0.01 % of a transit time; far beyond,
-// Tt = 1 is lost to rounding and waiting times become meaningless.
-const maxSimTime = 1e12
+// maxSimTime bounds the simulated time of a run (sim.MaxTime).
+const maxSimTime = sim.MaxTime
 
 // admit refuses, before anything runs, a study that could not give sound
 // numbers or would not fit in memory: each run's simulated time (at least

@@ -107,10 +107,10 @@ func simProgress(cmd *cobra.Command, f *simFlags) func(sim.Progress) {
 	}
 }
 
-// checkTime refuses a negative, NaN or infinite time flag.
+// checkTime refuses a time flag outside 0..sim.MaxTime (NaN included).
 func checkTime(flag string, v float64) error {
-	if !(v >= 0) || math.IsInf(v, 1) {
-		return badInput("--%s %v is out of range: need a finite time >= 0", flag, v)
+	if !(v >= 0) || v > sim.MaxTime {
+		return badInput("--%s %v is out of range: need a time in 0..%g", flag, v, sim.MaxTime)
 	}
 	return nil
 }
@@ -120,8 +120,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return err
 	}
-	if !(f.lambda > 0) || math.IsInf(f.lambda, 1) {
-		return badInput("--lambda %v is out of range: need a finite rate > 0", f.lambda)
+	if !(f.lambda >= 1/sim.MaxTime) || f.lambda > sim.MaxTime {
+		return badInput("--lambda %v is out of range: need a rate in %g..%g", f.lambda, 1/sim.MaxTime, sim.MaxTime)
 	}
 	for _, t := range []struct {
 		name string
