@@ -12,6 +12,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -101,7 +102,30 @@ func badInput(format string, args ...any) error { return usageError{fmt.Errorf(f
 var errFailure = errors.New("failure")
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	out := &checkedWriter{w: os.Stdout}
+	rootCmd.SetOut(out)
+	code := run(os.Args[1:])
+	if out.err != nil && code != 2 {
+		fmt.Fprintln(os.Stderr, "critsec: writing standard output:", out.err)
+		code = max(code, 3)
+	}
+	os.Exit(code)
+}
+
+// checkedWriter keeps the first error of the writes to w, so that output
+// lost on a full disk or a closed pipe is not reported as success.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 func run(args []string) int {

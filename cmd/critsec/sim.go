@@ -182,14 +182,6 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	if cfg.Trace != nil {
-		if err := cfg.Trace.Flush(); err != nil {
-			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
-		}
-		if err := out.Close(); err != nil {
-			return fmt.Errorf("--trace %s: %w", f.tracePath, err)
-		}
-	}
 	s := newSimSummary(pr, &cfg, res)
 	w := cmd.OutOrStdout()
 	if f.json {
@@ -200,6 +192,21 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		fmt.Fprintf(w, "%s\n", b)
 	} else {
 		printSim(w, s, f.tracePath)
+	}
+	// The summary comes first: a trace that cannot be written loses no
+	// result, and a violation's status (1) wins over the I/O error's (3).
+	if cfg.Trace != nil {
+		err := cfg.Trace.Flush()
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			err = fmt.Errorf("--trace %s: %w", f.tracePath, err)
+			if res.Violation == nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
+		}
 	}
 	if res.Violation != nil {
 		return errFailure

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,14 +263,15 @@ func TestSimGCSAcceptance(t *testing.T) {
 }
 
 // TestIOErrorStatus: an I/O error is neither a violation (1) nor bad input
-// (2): writing a trace to a full device exits 3 with one line.
+// (2): writing a trace to a full device exits 3 with one line on standard
+// error, after the summary.
 func TestIOErrorStatus(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	code, out := runCLI(t, "sim", "--entries", "3000", "--trace", "/dev/full")
-	if code != 3 || !strings.Contains(out, "no space left on device") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
-		t.Fatalf("exit %d\n%s", code, out)
+	code, out, errOut := runCLIErr(t, "", "sim", "--entries", "3000", "--trace", "/dev/full")
+	if code != 3 || !strings.Contains(out, "result: ok") || !strings.Contains(errOut, "no space left on device") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }
 
@@ -280,5 +282,50 @@ func TestVersion(t *testing.T) {
 	c2, v2 := runCLI(t, "--version")
 	if c1 != 0 || c2 != 0 || v1 != v2 || !strings.HasPrefix(v1, "critsec ") || !strings.Contains(v1, "commit") {
 		t.Fatalf("version: %d %q; --version: %d %q", c1, v1, c2, v2)
+	}
+}
+
+// TestTraceErrorsLoseNoVerdict: the report comes before the trace is
+// written, so a trace that cannot be written loses no verdict; a
+// violation's status wins over the I/O error's; check refuses a trace path
+// it cannot create before it runs, and leaves no trace when it finds no
+// counterexample.
+func TestTraceErrorsLoseNoVerdict(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	code, out := runCLI(t, "sim", "--assert-max", "3", "--entries", "300", "--trace", "/dev/full")
+	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "critsec: --trace /dev/full: ") {
+		t.Fatalf("sim: exit %d\n%s", code, out)
+	}
+	code, out = runCLI(t, "check", "--alg", "raymond", "--n", "3", "--k", "2", "--assert-max", "1", "--trace", "/dev/full")
+	if code != 1 || !strings.Contains(out, "result: violation") || !strings.Contains(out, "critsec: --trace /dev/full: ") {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+	if code, out = runCLI(t, "check", "--trace", "/nonexistent-dir/cx.jsonl"); code != 2 || strings.Contains(out, "result:") {
+		t.Fatalf("check, unwritable path: exit %d\n%s", code, out)
+	}
+	p := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(p, []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = runCLI(t, "check", "--alg", "raymond", "--n", "3", "--k", "2", "--trace", p)
+	if _, err := os.Stat(p); code != 0 || !os.IsNotExist(err) || !strings.Contains(out, "trace: none written") {
+		t.Fatalf("check, no counterexample: exit %d, stat %v\n%s", code, err, out)
+	}
+}
+
+// TestCheckedWriter: output lost on the way out is not success.
+func TestCheckedWriter(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	defer f.Close()
+	w := &checkedWriter{w: f}
+	fmt.Fprintf(w, "a line\n")
+	fmt.Fprintf(w, "another\n")
+	if w.err == nil {
+		t.Fatal("a write to /dev/full succeeded")
 	}
 }
