@@ -17,7 +17,7 @@ import (
 // be read.
 func Available() uint64 {
 	avail := meminfo("MemAvailable:")
-	if room, ok := cgroupRoom(); ok && (avail == 0 || room < avail) {
+	if room, ok := cgroupRoom(); ok && room < avail {
 		avail = room
 	}
 	return avail
@@ -33,17 +33,26 @@ func cgroupRoom() (uint64, bool) {
 	}
 	l, e1 := strconv.ParseUint(strings.TrimSpace(string(limit)), 10, 64) // "max": no limit
 	u, e2 := strconv.ParseUint(strings.TrimSpace(string(used)), 10, 64)
-	if e1 != nil || e2 != nil || l <= u {
-		return 0, false
+	if e1 != nil || e2 != nil {
+		return 0, false // no cgroup v2, or "max": no limit
+	}
+	if l <= u {
+		return 0, true // at or over its limit: no room
 	}
 	return l - u, true
 }
 
 // DefaultLimitGB is the default of the commands' --max-memory: 3/4 of
-// Available in GB, rounded down to a tenth, or 0 (no limit) where it cannot
-// be read.
+// Available in GB, rounded down to a tenth but at least 0.1 (0 means no
+// limit, which a machine short of memory must not get), or 0 where nothing
+// can be read (no /proc/meminfo: not Linux).
 func DefaultLimitGB() float64 {
-	return math.Floor(float64(Available())*0.75/(1<<30)*10) / 10
+	if meminfo("MemAvailable:") == 0 {
+		if _, ok := cgroupRoom(); !ok {
+			return 0
+		}
+	}
+	return max(0.1, math.Floor(float64(Available())*0.75/(1<<30)*10)/10)
 }
 
 func meminfo(field string) uint64 {
