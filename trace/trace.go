@@ -264,7 +264,7 @@ func (h *Header) Property() (*property.Property, error) {
 		}
 		return property.Global(h.N, h.Lo, h.Hi)
 	case len(h.Neighbors) != h.N || len(h.LK) != h.N:
-		return nil, fmt.Errorf("a local problem lists the neighbours of %d processes and the bounds of %d, with n = %d: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
+		return nil, fmt.Errorf("a local problem lists neighbours for %d and bounds for %d of the n = %d processes: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
 	}
 	l, k := make([]int, h.N), make([]int, h.N)
 	for i, b := range h.LK {

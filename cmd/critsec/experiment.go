@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/critsec/critsec/alg"
 	"github.com/critsec/critsec/coterie"
 	"github.com/critsec/critsec/experiment"
 	"github.com/critsec/critsec/sim"
@@ -85,17 +85,18 @@ func (f *experimentFlags) check() (studyConfig, error) {
 	if err != nil {
 		return c, err
 	}
-	c.sizes, err = parseList("n", f.ns, "an integer >= 4", studySize)
+	c.sizes, err = parseList("n", f.ns, fmt.Sprintf("an integer from 4 to %d", alg.MaxN), studySize)
 	return c, err
 }
 
 // plotFormat accepts an entry of --format.
 func plotFormat(s string) (string, bool) { return s, s == "svg" || s == "png" || s == "pdf" }
 
-// studySize accepts an entry of --n: 4 <= n <= 2^31-1.
+// studySize accepts an entry of --n: 4 <= n <= alg.MaxN (the largest n
+// any command runs).
 func studySize(s string) (int, bool) {
 	v, err := strconv.Atoi(s)
-	return v, err == nil && v >= 4 && v <= math.MaxInt32
+	return v, err == nil && v >= 4 && v <= alg.MaxN
 }
 
 // studyRate accepts an entry of --lambda: a finite rate in (0, 10^12].
@@ -128,6 +129,11 @@ func (f *experimentFlags) admit(runs []experiment.Run) error {
 		if ids, _, err := coterie.Size(r.Coterie, r.N); err == nil && ids > coterie.MaxIDs {
 			return badInput("--n %d: the %s coterie would hold %.3g process ids, more than the %d critsec builds (1 GiB); use a smaller --n", r.N, r.Coterie, ids, coterie.MaxIDs)
 		}
+	}
+	// The output directory is made once the study is admitted, so that one
+	// that cannot be is refused before the study runs, not after.
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return badInput("--out %s: %v", f.out, err)
 	}
 	return nil
 }

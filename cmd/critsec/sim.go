@@ -338,9 +338,9 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	fmt.Fprintf(w, "%-22s %.4g entries per time unit\n", "throughput", s.Throughput)
 	held := ""
 	if s.Drained && s.PendingExits > 0 {
-		held = fmt.Sprintf(" (%d exits held by the lower bound l: the drain makes no new entries)", s.PendingExits)
+		held = fmt.Sprintf(" (%s held by the lower bound l: the drain makes no new entries)", count(int64(s.PendingExits), "exit"))
 	}
-	fmt.Fprintf(w, "%-22s %d in flight, %d requests pending%s\n", "at the end", s.InFlight, s.Pending, held)
+	fmt.Fprintf(w, "%-22s %d in flight, %s pending%s\n", "at the end", s.InFlight, count(int64(s.Pending), "request"), held)
 	fmt.Fprintf(w, "%-22s %.6g (%d events)\n", "simulated time", s.EndTime, s.Events)
 	fmt.Fprintf(w, "\nwaiting time (request to state change; p50/p99 within %.2g%%)\n", 100*sim.HistRelErr)
 	fmt.Fprintf(w, "  %-6s %8s %10s %10s %10s %10s\n", "", "count", "mean", "p50", "p99", "max")

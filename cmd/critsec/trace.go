@@ -131,10 +131,10 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 	}
 	bounds := fmt.Sprintf("bounds %d..%d", rep.Lo, rep.Hi)
 	if !rep.Property.IsGlobal() {
-		bounds = fmt.Sprintf("local bounds l_i..k_i on each of the %d neighbourhoods", rep.Property.N())
+		bounds = fmt.Sprintf("local bounds l_i..k_i on each of %s", count(int64(rep.Property.N()), "neighbourhood"))
 	}
-	fmt.Fprintf(w, "%s: %d events, max #InCS %d, min #InCS %d (%s), %d messages unreceived, %d requests pending\n",
-		word, rep.Events, rep.MaxInCS, rep.MinInCS, bounds, rep.Unreceived, rep.Pending)
+	fmt.Fprintf(w, "%s: %s, max #InCS %d, min #InCS %d (%s), %s unreceived, %s pending\n",
+		word, count(rep.Events, "event"), rep.MaxInCS, rep.MinInCS, bounds, count(rep.Unreceived, "message"), count(int64(rep.Pending), "request"))
 	en, ex := rep.Entries[1:], rep.Exits[1:]
 	fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
 		slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), fewIDs(rep.NeverEntered()), fewIDs(rep.NeverExited()))

@@ -107,7 +107,7 @@ func TestTraceCheckBadInput(t *testing.T) {
 // TestTraceCheckStdin: "-" reads the trace from standard input.
 func TestTraceCheckStdin(t *testing.T) {
 	code, out, _ := runCLIErr(t, cliHeader+`{"t":1,"ev":"request","node":1,"op":"entry"}`, "trace", "check", "-")
-	if code != 0 || !strings.HasPrefix(out, "ok: 1 events") {
+	if code != 0 || !strings.HasPrefix(out, "ok: 1 event,") {
 		t.Fatalf("exit %d: %q", code, out)
 	}
 	code, out, _ = runCLIErr(t, cliHeader+`{"t":1,"ev":"recv","node":1,"from":2,"msg":"A"}`, "trace", "check", "-")
@@ -156,7 +156,7 @@ func TestTraceCheckConfirmsCheckerVerdicts(t *testing.T) {
 		`{"t":1,"ev":"request","node":1,"op":"entry"}`+"\n")
 	code, out, errOut := runCLIErr(t, "", "trace", "check", budget)
 	if code != 2 || !strings.HasPrefix(out, "cannot confirm: deadlock (the header's claim): at the end P1 entry is waiting but P2 could still call") ||
-		!strings.Contains(out, "\nreplayed: 1 events") || !strings.HasSuffix(errOut, "cannot confirm: the deadlock the header claims\n") {
+		!strings.Contains(out, "\nreplayed: 1 event,") || !strings.HasSuffix(errOut, "cannot confirm: the deadlock the header claims\n") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }
