@@ -138,3 +138,24 @@ func TestReadSpec(t *testing.T) {
 		t.Errorf("a large file: %v", err)
 	}
 }
+
+// TestOptionParse: an Int option takes integers in its range only, a
+// Choice option its choices only (the registered algorithms declare
+// Choice options today; Int is for counts such as the number of INFORM
+// messages of the token K-mutex algorithm).
+func TestOptionParse(t *testing.T) {
+	nu := Option{Name: "nu", Kind: Int, Default: 2, Min: 0, Max: 10}
+	for s, want := range map[string]any{"0": 0, "10": 10, "3": 3} {
+		if v, err := nu.Parse(s); err != nil || v != want {
+			t.Errorf("nu %q: %v, %v", s, v, err)
+		}
+	}
+	for _, s := range []string{"-1", "11", "2.5", "", "x", "99999999999999999999"} {
+		if _, err := nu.Parse(s); err == nil || !strings.Contains(err.Error(), "need an integer in 0..10") {
+			t.Errorf("nu %q: %v", s, err)
+		}
+	}
+	if nu.Usage() != ", 0..10" || mxOption.Usage() != mxOption.Help+": maekawa or ra" {
+		t.Errorf("usage: %q, %q", nu.Usage(), mxOption.Usage())
+	}
+}

@@ -2,7 +2,6 @@ package alg
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,10 +17,6 @@ const (
 	Choice OptionKind = iota + 1
 	// Int is an integer within Option.Min..Option.Max.
 	Int
-	// Float is a finite number within Option.Min..Option.Max.
-	Float
-	// Bool is true or false.
-	Bool
 )
 
 // Option declares one option an algorithm takes: the CLI's flag, its help
@@ -35,11 +30,11 @@ type Option struct {
 	Help string
 	Kind OptionKind
 	// Default is the value when the option is not given, of the Go type of
-	// Kind: string, int, float64 or bool.
+	// Kind: string or int.
 	Default any
 	// Choices are the allowed values of a Choice option.
 	Choices []string
-	// Min and Max bound an Int or Float option (inclusive).
+	// Min and Max bound an Int option (inclusive).
 	Min, Max float64
 }
 
@@ -49,7 +44,7 @@ func (o Option) Usage() string {
 	switch o.Kind {
 	case Choice:
 		return fmt.Sprintf("%s: %s", o.Help, strings.Join(o.Choices, " or "))
-	case Int, Float:
+	case Int:
 		return fmt.Sprintf("%s, %g..%g", o.Help, o.Min, o.Max)
 	}
 	return o.Help
@@ -70,18 +65,6 @@ func (o Option) Parse(s string) (any, error) {
 		v, err := strconv.Atoi(s)
 		if err != nil || float64(v) < o.Min || float64(v) > o.Max {
 			return nil, fmt.Errorf("%s = %q: need an integer in %g..%g", o.Name, s, o.Min, o.Max)
-		}
-		return v, nil
-	case Float:
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || v < o.Min || v > o.Max {
-			return nil, fmt.Errorf("%s = %q: need a number in %g..%g", o.Name, s, o.Min, o.Max)
-		}
-		return v, nil
-	case Bool:
-		v, err := strconv.ParseBool(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s = %q: need true or false", o.Name, s)
 		}
 		return v, nil
 	}

@@ -81,8 +81,8 @@ func (p Params) CheckInitial(lo, hi int) error {
 // K-mutex algorithm), by name. Each algorithm declares the options it takes
 // (package alg: name, type, default, range); the registry validates the
 // values and fills in the defaults before the algorithm sees them, so every
-// declared option is present with a value of its declared type: string,
-// int, float64 or bool.
+// declared option is present with a value of its declared type: string or
+// int.
 type Options map[string]any
 
 // String returns option name as a string ("" when absent or not a string).
@@ -90,9 +90,3 @@ func (o Options) String(name string) string { s, _ := o[name].(string); return s
 
 // Int returns option name as an int (0 when absent or not an int).
 func (o Options) Int(name string) int { v, _ := o[name].(int); return v }
-
-// Float returns option name as a float64 (0 when absent or not a float64).
-func (o Options) Float(name string) float64 { v, _ := o[name].(float64); return v }
-
-// Bool returns option name as a bool (false when absent or not a bool).
-func (o Options) Bool(name string) bool { v, _ := o[name].(bool); return v }

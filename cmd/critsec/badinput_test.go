@@ -26,7 +26,7 @@ func TestBadInputEverySubcommand(t *testing.T) {
 	n62 := file("n62.jsonl", `{"ev":"header","alg":"raymond","n":4611686018427387904,"l":0,"k":3,"initial":[],"runtime":"sim","fifo":true}`+"\n")
 	badProblem := file("problem", `{"alg":"gcs","n":1e12}`)
 	cases := [][]string{
-		{"sim", "--alg", "raymond", "--n", "100000", "--k", "3"},
+		{"sim", "--alg", "raymond", "--n", "100000", "--k", "3", "--max-memory", "16"},
 		{"sim", "--n", "9223372036854775807"},
 		{"sim", "--lambda", "Inf"},
 		{"sim", "--E", "NaN"},
@@ -36,6 +36,7 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"sim", "--lambda", "1e-308"},
 		{"sim", "--max-time", "1e300"},
 		{"sim", "--initial", "1,,2"},
+		{"sim", "--coterie", ""},
 		{"sim", "--problem", badProblem},
 		{"sim", "--alg", "raymond", "--coterie", "grid"},
 		{"sim", "--alg", "raymond", "--mx", "ra"},

@@ -61,7 +61,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"messages", "--n", "9,4,9"}, "lists 9 twice"},
 		{[]string{"messages", "--n", "9223372036854775807"}, "is not an integer from 4 to 100000"},
 		{[]string{"messages", "--n", "99999999999999999999"}, "is not an integer from 4 to 100000"},
-		{[]string{"messages", "--n", "100000"}, "more than --max-memory"},
+		{[]string{"messages", "--n", "100000", "--max-memory", "16"}, "more than --max-memory"},
 		{[]string{"messages", "--n", "4,2000", "--max-memory", "0.5"}, "this study needs about"},
 		{[]string{"messages", "--n", "30000", "--max-memory", "1e9"}, "the majority coterie would hold 4.5e+08 process ids"},
 		{[]string{"messages", "--entries", "0"}, "--entries 0 is out of range"},

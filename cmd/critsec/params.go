@@ -39,9 +39,9 @@ func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n i
 	fs.StringVar(&f.file, "problem", "", "a problem file: one JSON object with the fields alg, n, l, k, coterie, quorums, initial, options; flags given as well override it")
 	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
 	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
-	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); only for gcs and mutin")
+	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); only for gcs and mutin (and their -paper variants)")
 	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); mutin's is n and maekawa's 1")
-	fs.StringVar(&f.coterie, "coterie", alg.DefaultCoterie, "coterie of the quorum-based algorithms (maekawa, mutin, kmutex, gcs): majority, grid, or a file (one quorum per line)")
+	fs.StringVar(&f.coterie, "coterie", alg.DefaultCoterie, "coterie of the quorum-based algorithms (maekawa, mutin, kmutex, gcs and their -paper variants): majority, grid, or a coterie file (lines \"i: a b c\", docs/coterie.md)")
 	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5, or none (default: the algorithm's documented safe configuration)")
 	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
@@ -68,7 +68,7 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 	if f.file != "" {
 		var err error
 		if spec, err = alg.ReadSpec(f.file); err != nil {
-			return problem{}, badInput("--problem %v", err)
+			return problem{}, badInput("--problem: %v", err)
 		}
 	}
 	if fs.Changed("alg") || spec.Alg == "" {
@@ -84,6 +84,9 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 		spec.K = &f.k
 	}
 	if fs.Changed("coterie") {
+		if strings.TrimSpace(f.coterie) == "" {
+			return problem{}, badInput("--coterie \"\" names no coterie: give majority, grid or a coterie file, or leave it out")
+		}
 		spec.Coterie, spec.Quorums = f.coterie, nil
 	}
 	if fs.Changed("initial") {

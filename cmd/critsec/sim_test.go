@@ -166,8 +166,8 @@ func TestSimBadInput(t *testing.T) {
 		{"--alg", "mutin", "--kmex", "raymond"}, // gcs only
 		{"--problem", "/nonexistent-file.json"},
 		{"--n", "100001"},
-		{"--fifo=false"},                                  // constant transit keeps links in order
-		{"--alg", "raymond", "--n", "100000", "--k", "3"}, // 84 GB of machines
+		{"--fifo=false"}, // constant transit keeps links in order
+		{"--alg", "raymond", "--n", "100000", "--k", "3", "--max-memory", "16"}, // 84 GB of machines
 		{"--max-memory", "-1"},
 	}
 	for _, args := range bad {
