@@ -10,11 +10,12 @@ import (
 )
 
 // spy wraps a machine and records, for every message it sends or receives,
-// the Go type of each kind (the first half of a message's identity, see
-// cs.Message).
+// the Go type of each kind and the message of each encoding: the two halves
+// of a message's identity (cs.Message).
 type spy struct {
 	cs.Machine
 	types map[string]reflect.Type
+	seen  map[string]cs.Message // by kind, 0, encoding
 	err   *error
 }
 
@@ -31,6 +32,11 @@ func (s *spy) see(m cs.Message) {
 		*s.err = fmt.Errorf("kind %s is sent as both %v and %v", k, old, t)
 	}
 	s.types[k] = t
+	key := string(m.AppendBinary(append(cs.AppendKind(nil, m), 0)))
+	if old, ok := s.seen[key]; ok && !reflect.DeepEqual(old, m) && *s.err == nil {
+		*s.err = fmt.Errorf("%#v and %#v have the same kind and encoding", old, m)
+	}
+	s.seen[key] = m
 }
 
 // innerType is the type of the message inside any envelopes.
@@ -66,9 +72,10 @@ func optionVariants(a Algorithm, all bool) []map[string]string {
 }
 
 // TestMessageKinds checks the contract of cs.Message on every registered
-// algorithm with every option: within an algorithm a kind names one Go
-// type, so a runtime may key messages by kind and encoding (the model
-// checker's interner, a network decoder).
+// algorithm with every option, on every message of a simulated run: within
+// an algorithm a kind names one Go type, and two messages with the same
+// kind and encoding are equal, so a runtime may key messages by kind and
+// encoding (the model checker's interner, a network decoder).
 func TestMessageKinds(t *testing.T) {
 	for _, a := range All() {
 		for _, opts := range optionVariants(a, true) {
@@ -78,10 +85,10 @@ func TestMessageKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			types := map[string]reflect.Type{}
+			types, seen := map[string]reflect.Type{}, map[string]cs.Message{}
 			var bad error
 			for i, m := range ms {
-				ms[i] = &spy{Machine: m, types: types, err: &bad}
+				ms[i] = &spy{Machine: m, types: types, seen: seen, err: &bad}
 			}
 			res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1})
 			if err != nil {
