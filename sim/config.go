@@ -52,6 +52,13 @@ type Config struct {
 	// their initial state (built with the alg registry). Run drives them
 	// in place.
 	Machines []cs.Machine
+	// MaxHeap, when not 0, stops the run (Result.Stop = StopMemory) once
+	// the heap holds more than this many bytes, checked every 2^12 messages
+	// sent:
+	// messages in flight can outgrow the machines (Raymond under heavy load
+	// keeps O(n²) of them), and a run that stops with a reason beats one the
+	// operating system kills.
+	MaxHeap uint64
 	// Progress, when set, is called every 2^16 events with the run so
 	// far. It only observes: results do not depend on it.
 	Progress func(Progress)

@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/metrics"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
@@ -79,6 +80,7 @@ const (
 	StopMaxTime   = "max-time"  // Config.MaxTime reached
 	StopViolation = "violation" // Result.Violation is set
 	StopIdle      = "idle"      // no event left and nothing pending (every process crashed)
+	StopMemory    = "memory"    // the heap reached Config.MaxHeap: the run is incomplete
 )
 
 // Result is what a run measured. Counts cover the whole run, the drain
@@ -212,6 +214,7 @@ type engine struct {
 	curOp      cs.Op
 	inCS       int // live processes InCS, for the statistics
 	safety     *property.Tracker
+	overMemory bool // the heap passed Config.MaxHeap (checked every 2^12 messages sent)
 	eff        cs.Effects
 	lastChange float64
 	inCSTime   []float64
@@ -312,6 +315,10 @@ func (e *engine) loop() {
 		e.res.Events++
 		if e.res.Events&(1<<16-1) == 0 && e.cfg.Progress != nil {
 			e.cfg.Progress(Progress{Events: e.res.Events, Entries: e.res.Entries, Time: e.now})
+		}
+		if e.overMemory {
+			e.res.Stop = StopMemory
+			return
 		}
 		switch ev.kind {
 		case evArrive:
@@ -489,6 +496,9 @@ func (e *engine) send(to cs.ID, m cs.Message) {
 	}
 	w := m.Words()
 	e.res.Messages++
+	if e.cfg.MaxHeap > 0 && e.res.Messages&(1<<12-1) == 0 && heapBytes() > e.cfg.MaxHeap {
+		e.overMemory = true // the loop stops before the next event
+	}
 	e.res.Words += int64(w)
 	if e.tw != nil {
 		e.tw.Send(e.now, cs.ID(e.cur), to, m.Kind(), w)
@@ -509,6 +519,17 @@ func (e *engine) send(to cs.ID, m cs.Message) {
 		}
 	}
 	e.q.pushMsg(event{t: t, kind: evArrive, node: int32(to), from: e.cur}, m)
+}
+
+// heapBytes is the memory of the heap's live and not yet collected objects
+// (runtime/metrics, without stopping the world).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // minPrune is the smallest size of lastArrival at which it is pruned.

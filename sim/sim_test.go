@@ -538,3 +538,16 @@ func TestDeadlockInTheDrain(t *testing.T) {
 		t.Fatalf("gcs: %+v", res)
 	}
 }
+
+// TestMaxHeap: a run whose heap outgrows Config.MaxHeap stops, incomplete,
+// instead of being killed: Raymond broadcasts n-1 REQUESTs per entry, so
+// at n = 500 under heavy load the messages in flight soon pass 1 MB.
+func TestMaxHeap(t *testing.T) {
+	res, err := sim.Run(sim.Config{Machines: raymondMachines(t, 500, 1), Property: global(t, 500, 0, 1), Lambda: 100, E: 1, Tt: 1, Entries: 1000, MaxHeap: 1 << 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stop != sim.StopMemory || res.Violation != nil || res.Entries >= 1000 {
+		t.Fatalf("stop %q after %d entries, violation %v", res.Stop, res.Entries, res.Violation)
+	}
+}

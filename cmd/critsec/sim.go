@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -74,7 +75,7 @@ Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
 	fs.StringVar(&f.tracePath, "trace", "", "FILE to write every event to (JSON Lines, docs/trace.md); check it with: critsec trace check FILE. Size: about 75 bytes per event, two events per message and four per CS cycle (the default gcs run: 14 MB per 1000 entries)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
-	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB")
+	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB, and stop one (incomplete, exit status 1) whose heap grows beyond it")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
 	return cmd
 }
@@ -160,6 +161,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	}
 	cfg := sim.Config{
 		Progress: simProgress(cmd, f),
+		MaxHeap:  uint64(f.maxMemoryGB * (1 << 30)),
 		Machines: ms, Property: pr.check,
 		Lambda: f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
@@ -177,6 +179,12 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		defer out.Close()
 		h := sim.TraceHeader(cfg, pr.traceHeader())
 		cfg.Trace = trace.NewWriter(out, h)
+	}
+	if cfg.MaxHeap > 0 {
+		// The collector works harder near the limit, so the heap the run
+		// checks stays close to what the process holds.
+		debug.SetMemoryLimit(int64(cfg.MaxHeap))
+		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
 	res, err := sim.Run(cfg)
 	if err != nil {
@@ -208,7 +216,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
 		}
 	}
-	if res.Violation != nil {
+	if res.Violation != nil || res.Stop == sim.StopMemory {
 		return errFailure
 	}
 	return nil
@@ -297,6 +305,9 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		InCSTime: r.InCSTime, MinInCS: r.MinInCS, MaxInCS: r.MaxInCS, MeanInCS: r.MeanInCS(),
 		Events: r.Events, EndTime: r.EndTime,
 	}
+	if r.Stop == sim.StopMemory {
+		s.Result = "incomplete"
+	}
 	if v := r.Violation; v != nil {
 		s.Result = "violation"
 		s.Violation = &simViolate{Kind: v.Kind, Time: v.Time, Event: v.Event, Detail: v.Detail, InCS: append([]cs.ID{}, v.InCS...)}
@@ -319,6 +330,8 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 		stop = fmt.Sprintf("stopped after %d entries", c.Entries)
 	case sim.StopMaxTime:
 		stop = fmt.Sprintf("stopped at time %g", c.MaxTime)
+	case sim.StopMemory:
+		stop = "stopped when the heap reached --max-memory: the counts cover the run so far; give more memory, a smaller --n or a lighter load"
 	}
 	if s.Drained {
 		stop += ", then drained"
