@@ -144,6 +144,14 @@ func New(p cs.Params, o Options) ([]cs.Machine, error) {
 		return nil, fmt.Errorf("mutin: mx: got %d machines for n = %d", len(mxs), p.N)
 	}
 	initial := cs.NewSet(p.Initial...)
+	// R_i = {k : P_i ∈ Q_k}, for every i at once: one pass over the
+	// quorums, O(Σ|Q_k|), not one per process.
+	r := make([]cs.Set, p.N+1)
+	for k, qk := range p.Quorums {
+		for _, x := range qk {
+			r[x].Add(cs.ID(k + 1))
+		}
+	}
 	ms := make([]cs.Machine, p.N)
 	for idx := range ms {
 		id := cs.ID(idx + 1)
@@ -153,13 +161,7 @@ func New(p cs.Params, o Options) ([]cs.Machine, error) {
 		m := &Machine{i: id, n: p.N, l: p.L, variant: o.Variant, mx: mxs[idx]}
 		m.q = cs.NewSet(p.Quorums[idx]...).Members()
 		m.qSet = cs.NewSet(m.q...)
-		for k, qk := range p.Quorums {
-			for _, x := range qk {
-				if x == id {
-					m.rSet.Add(cs.ID(k + 1))
-				}
-			}
-		}
+		m.rSet = r[id]
 		if initial.Has(id) {
 			m.state = cs.InCS
 		}
