@@ -52,6 +52,8 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"trace", "nosuch"},
 		{"experiment", "nosuch"},
 		{"nosuch"},
+		{"help", "nosuch"},
+		{"help", "sim", "nosuch"},
 		{"sim", "--seed", "-1"},
 		{"sim", "--n", "x"},
 		{"check", "--timeout", "5"},

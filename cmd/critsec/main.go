@@ -82,7 +82,22 @@ func versionString() string {
 	return fmt.Sprintf("%s, commit %s%s (%s)", v, rev, dirty, at)
 }
 
+// helpCmd replaces cobra's help command, which answers an unknown topic
+// with the root's help and exit status 0.
+var helpCmd = &cobra.Command{
+	Use:   "help [command]",
+	Short: "Help about any command",
+	RunE: func(c *cobra.Command, args []string) error {
+		cmd, rest, err := c.Root().Find(args)
+		if err != nil || len(rest) > 0 {
+			return badInput("help: no command %q: see critsec --help for the commands", strings.Join(args, " "))
+		}
+		return cmd.Help()
+	},
+}
+
 func init() {
+	rootCmd.SetHelpCommand(helpCmd)
 	rootCmd.Version = versionString()
 	rootCmd.SetVersionTemplate("critsec {{.Version}}\n")
 	rootCmd.AddCommand(versionCmd)
