@@ -186,9 +186,13 @@ func TestHeaderLocalRoundTrip(t *testing.T) {
 	if err != nil || p.IsGlobal() || len(p.Bounds()) != 3 || p.Bounds()[0].String() != "N[1]={P1,P2,P3} 1..2" {
 		t.Fatalf("%v %v", p, err)
 	}
-	// Without lo and hi, the bounds are l and k.
-	if err := json.Unmarshal([]byte(`{"ev":"header","n":5,"l":1,"k":3,"hi":4}`), &back); err != nil || back.Lo != 1 || back.Hi != 3 {
+	// Without lo and hi, the bounds are l and k; with only one of them,
+	// the header is refused (the other is not silently replaced).
+	if err := json.Unmarshal([]byte(`{"ev":"header","n":5,"l":1,"k":3}`), &back); err != nil || back.Lo != 1 || back.Hi != 3 {
 		t.Fatalf("%+v %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"ev":"header","n":5,"l":1,"k":3,"hi":4}`), &back); err == nil || !strings.Contains(err.Error(), `"lo"`) {
+		t.Fatalf("only hi: %v", err)
 	}
 }
 

@@ -172,8 +172,8 @@ func (h Header) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the fixed fields and keeps every other top-level field
 // in Params. A field of the wrong type is an error that names the field and
-// what it holds. "n" is required; when "lo" or "hi" is missing, Lo and Hi
-// are L and K.
+// what it holds. "n" is required; "lo" and "hi" come together or not at
+// all; when both are missing, Lo and Hi are L and K.
 func (h *Header) UnmarshalJSON(b []byte) error {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
@@ -203,7 +203,14 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 	if dst["n"] != nil {
 		return &fieldError{Field: "n", Want: "the number of processes", Got: "nothing"}
 	}
-	if dst["lo"] != nil || dst["hi"] != nil {
+	switch loMissing, hiMissing := dst["lo"] != nil, dst["hi"] != nil; {
+	case loMissing != hiMissing:
+		missing := "lo"
+		if hiMissing {
+			missing = "hi"
+		}
+		return &fieldError{Field: missing, Want: "the bound that goes with the other one (a header gives both lo and hi, or neither)", Got: "nothing"}
+	case loMissing:
 		p.Lo, p.Hi = p.L, p.K
 	}
 	*h = p
