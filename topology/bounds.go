@@ -66,12 +66,26 @@ func (b Bounds) At(i cs.ID, err error) error {
 // unless clamp is set: then k_i = |N_i|+1 there and l_i = min(l, k_i-1),
 // and every other bound is checked as usual.
 func Uniform(g *Graph, l, k int, clamp bool) (Bounds, error) {
+	if clamp && l >= k {
+		return Bounds{}, fmt.Errorf("l = %d is out of range: need l < k = %d", l, k)
+	}
+	return UniformFunc(g, l, func(int) int { return k }, clamp)
+}
+
+// UniformFunc gives every process l_i = l and k_i = k(|N_i|+1), for
+// algorithms whose upper bound depends on the neighbourhood's size
+// (l_i-LMUTIN's k_i = |N_i|+1). With clamp, each k_i is lowered to
+// |N_i|+1 and then each l_i to k_i-1 where they exceed them; the caller
+// refuses l >= k beforehand if that is a mistake rather than a small
+// neighbourhood.
+func UniformFunc(g *Graph, l int, k func(size int) int, clamp bool) (Bounds, error) {
 	b := Bounds{L: make([]int, g.N()), K: make([]int, g.N())}
 	for i := range b.L {
-		id, li, ki := cs.ID(i+1), l, k
+		id := cs.ID(i + 1)
 		d := g.Degree(id)
-		if clamp && ki > d+1 {
-			ki = d + 1
+		li, ki := l, k(d+1)
+		if clamp && ki >= 1 {
+			ki = min(ki, d+1)
 			li = min(l, ki-1)
 		}
 		if err := g.CheckBound(id, li, ki); err != nil {

@@ -100,6 +100,25 @@ func New(name string, n int, edges []Edge) (*Graph, error) {
 	return g, nil
 }
 
+// FromLists rebuilds a graph from its neighbour lists (lists[i-1] = N_i,
+// the form Lists returns and cs.Params carries), checking it as New does
+// and that every link is listed at both ends.
+func FromLists(name string, lists [][]cs.ID) (*Graph, error) {
+	var es []Edge
+	for i, ns := range lists {
+		a := cs.ID(i + 1)
+		for _, b := range ns {
+			if b < 1 || int(b) > len(lists) || !slices.Contains(lists[b-1], a) {
+				return nil, fmt.Errorf("P%d lists P%d as a neighbour, but not the other way round", a, b)
+			}
+			if a < b {
+				es = append(es, Edge{a, b})
+			}
+		}
+	}
+	return New(name, len(lists), es)
+}
+
 func checkN(n int) error {
 	switch {
 	case n < 2:
