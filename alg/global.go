@@ -2,7 +2,6 @@ package alg
 
 import (
 	"critsec/alg/maekawa"
-	"critsec/cs"
 )
 
 // Maekawa's quorum-based mutual exclusion (Maekawa 1985), the mx object of
@@ -22,7 +21,7 @@ func init() {
 			FixedK:   func(int) int { return 1 },
 			Property: globalBounds,
 			// No process InCS, as usual for mutual exclusion.
-			DefaultInitial: func(cs.Params) []cs.ID { return nil },
+			DefaultInitial: none,
 			New:            build,
 		})
 	}
