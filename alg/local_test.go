@@ -103,7 +103,10 @@ func TestLocalSmallGraphs(t *testing.T) {
 					t.Fatal(err)
 				}
 				start := time.Now()
-				res, err := check.Run(check.Config{Machines: ms, Property: pr.Property, Budget: r.budget, Workers: 2})
+				// Four processes: depth-first, which stores 12-32 bytes a
+				// state (K4's spaces reach 10^8 states).
+				res, err := check.Run(check.Config{Machines: ms, Property: pr.Property, Budget: r.budget, Workers: 2,
+					DepthFirst: g.N() == 4, MaxMemory: 6 << 30})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"slices"
 
+	"critsec/alg/internal/stamp"
 	"critsec/cs"
 )
 
@@ -74,24 +75,6 @@ func (v Variant) String() string {
 	return "paper"
 }
 
-// stamp is a request's timestamp (ts_j, P_j), ordered by ts, then id.
-type stamp struct {
-	ts int64
-	id cs.ID
-}
-
-func (a stamp) less(b stamp) bool { return a.ts < b.ts || (a.ts == b.ts && a.id < b.id) }
-
-func cmpStamp(a, b stamp) int {
-	switch {
-	case a.less(b):
-		return -1
-	case b.less(a):
-		return 1
-	}
-	return 0
-}
-
 // Machine is process P_i's part of l_i-LMUTIN.
 type Machine struct {
 	i       cs.ID
@@ -111,8 +94,8 @@ type Machine struct {
 	ts            int64
 	reqTS         int64 // Fixed: the timestamp of the request in progress
 	nGrants       int
-	grantedTo     []stamp // sorted
-	pendingReq    []stamp // sorted
+	grantedTo     stamp.Set
+	pendingReq    stamp.Set
 	preemptingNow cs.ID   // 0 is nil
 }
 
@@ -196,7 +179,7 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 		}
 		for _, j := range closed {
 			if !in.Has(j) {
-				m.grantedTo = append(m.grantedTo, stamp{0, j})
+				m.grantedTo = append(m.grantedTo, stamp.Stamp{ID: j})
 			}
 		}
 		ms[idx] = m
@@ -260,7 +243,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	switch msg := msg.(type) {
 	case Request:
 		m.clock(msg.Clock)
-		m.onRequest(env, stamp{msg.Clock, from})
+		m.onRequest(env, stamp.Stamp{TS: msg.Clock, ID: from})
 	case Grant:
 		m.clock(msg.Clock)
 		m.nGrants++
@@ -275,7 +258,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 			m.preemptingNow = 0
 		}
 		var held bool
-		m.grantedTo, held = remove(m.grantedTo, from)
+		m.grantedTo, _, held = m.grantedTo.Take(from)
 		if !held && m.variant == Fixed {
 			// A process enters only after holding every grant of its
 			// neighbourhood, and gives one back only while waiting.
@@ -299,9 +282,9 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	case Relinquish:
 		m.clock(msg.Clock)
 		m.preemptingNow = 0
-		var gone stamp
+		var gone stamp.Stamp
 		var ok bool
-		m.grantedTo, gone, ok = take(m.grantedTo, from)
+		m.grantedTo, gone, ok = m.grantedTo.Take(from)
 		switch {
 		case ok:
 		case m.variant == Fixed:
@@ -314,7 +297,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 		default:
 			return fmt.Errorf("lmutin-paper: P%d got Relinquish from P%d, which holds no grant of P%d's: Algorithm 2 re-queues \"the deleted item\" of grantedTo_%d, and there is none (an undefined step)", m.i, from, m.i, m.i)
 		}
-		m.pendingReq = insert(m.pendingReq, gone)
+		m.pendingReq = m.pendingReq.Insert(gone)
 		m.grantNext(env)
 	default:
 		return cs.Unexpected(m.i, from, msg)
@@ -323,21 +306,21 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 }
 
 // onRequest is the receipt of ⟨Request, ts_j, P_j⟩.
-func (m *Machine) onRequest(env cs.Env, r stamp) {
-	m.pendingReq = insert(m.pendingReq, r)
+func (m *Machine) onRequest(env cs.Env, r stamp.Stamp) {
+	m.pendingReq = m.pendingReq.Insert(r)
 	if len(m.grantedTo) < m.limit {
 		m.grantNext(env)
 		return
 	}
 	if m.preemptingNow == 0 {
-		h := m.grantedTo[len(m.grantedTo)-1] // max(grantedTo_i)
-		if r.less(h) {
-			m.preemptingNow = h.id
+		h := m.grantedTo.Max()
+		if r.Less(h) {
+			m.preemptingNow = h.ID
 			p := Preempt{Clock: m.ts}
 			if m.variant == Fixed {
-				p.Target = h.ts
+				p.Target = h.TS
 			}
-			env.Send(h.id, p)
+			env.Send(h.ID, p)
 		}
 	}
 }
@@ -345,36 +328,14 @@ func (m *Machine) onRequest(env cs.Env, r stamp) {
 // grantNext grants the oldest pending request: deleteMin(pendingReq_i)
 // joins grantedTo_i and gets a Grant.
 func (m *Machine) grantNext(env cs.Env) {
-	h := m.pendingReq[0]
-	m.pendingReq = slices.Delete(m.pendingReq, 0, 1)
-	m.grantedTo = insert(m.grantedTo, h)
-	env.Send(h.id, Grant{Clock: m.ts})
+	var h stamp.Stamp
+	m.pendingReq, h = m.pendingReq.DeleteMin()
+	m.grantedTo = m.grantedTo.Insert(h)
+	env.Send(h.ID, Grant{Clock: m.ts})
 }
 
 // clock merges a received clock into ts_i.
 func (m *Machine) clock(ts int64) { m.ts = max(m.ts, ts) }
-
-// insert adds s to the sorted list.
-func insert(list []stamp, s stamp) []stamp {
-	at, _ := slices.BinarySearchFunc(list, s, cmpStamp)
-	return slices.Insert(list, at, s)
-}
-
-// take deletes (*, id) from the list and returns it.
-func take(list []stamp, id cs.ID) ([]stamp, stamp, bool) {
-	for k, s := range list {
-		if s.id == id {
-			return slices.Delete(list, k, k+1), s, true
-		}
-	}
-	return list, stamp{}, false
-}
-
-// remove deletes (*, id) from the list, if there.
-func remove(list []stamp, id cs.ID) ([]stamp, bool) {
-	list, _, ok := take(list, id)
-	return list, ok
-}
 
 func kind(msg cs.Message) string {
 	if msg == nil {
@@ -386,8 +347,8 @@ func kind(msg cs.Message) string {
 // Clone returns a deep copy; the constants are shared.
 func (m *Machine) Clone() cs.Machine {
 	c := *m
-	c.grantedTo = slices.Clone(m.grantedTo)
-	c.pendingReq = slices.Clone(m.pendingReq)
+	c.grantedTo = m.grantedTo.Clone()
+	c.pendingReq = m.pendingReq.Clone()
 	return &c
 }
 
@@ -399,17 +360,9 @@ func (m *Machine) AppendState(b []byte) []byte {
 	b = cs.AppendInt(b, m.ts)
 	b = cs.AppendInt(b, m.reqTS)
 	b = cs.AppendInt(b, int64(m.nGrants))
-	b = appendStamps(b, m.grantedTo)
-	b = appendStamps(b, m.pendingReq)
+	b = m.grantedTo.AppendBinary(b)
+	b = m.pendingReq.AppendBinary(b)
 	return cs.AppendInt(b, int64(m.preemptingNow))
-}
-
-func appendStamps(b []byte, list []stamp) []byte {
-	b = cs.AppendInt(b, int64(len(list)))
-	for _, s := range list {
-		b = cs.AppendInt(cs.AppendInt(b, s.ts), int64(s.id))
-	}
-	return b
 }
 
 // String names the algorithm and l_i, e.g. "lmutin(l_3=1)".
