@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"critsec/alg/lkcs"
 	"critsec/cs"
 	"critsec/sim"
 )
@@ -65,6 +66,9 @@ func TestMessageKinds(t *testing.T) {
 		}
 		for _, opts := range variants {
 			spec := a.SpecFor(6, 1, 3)
+			if a.Name == lkcs.Name+"-paper" {
+				spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
+			}
 			spec.Options = opts
 			pr, err := Resolve(spec)
 			if err != nil {

@@ -3,6 +3,7 @@ package alg
 import (
 	"fmt"
 
+	"critsec/alg/lkcs"
 	"critsec/alg/lmutex"
 	"critsec/alg/lmutin"
 	"critsec/cs"
@@ -48,6 +49,40 @@ func init() {
 			},
 		)
 	}
+}
+
+// LKCS (Algorithms 3-7) as published, lkcs-paper, with a leader (option
+// leader; 0 chooses one, lkcs.Resolve) that must satisfy section 5.1's
+// assumptions; its default initial configuration is safe for the tightened
+// bounds L_i..K_i (lkcs.Initial). The checker finds a deadlock in it, and
+// no repair has passed yet, so there is no plain "lkcs"
+// (docs/local-lk-cs.md).
+func init() {
+	registry = append(registry, Algorithm{
+		Name:    lkcs.Name + "-paper",
+		Summary: "generalized local (l_i,k_i)-CS, LKCS as published (deadlocks), with a leader's sidetrack, 6(|N_i|+1)..12(|N_i|+1) messages (Kamei-Kakugawa 2017, Algorithms 3-7)",
+		Local:   true,
+		UsesL:   true,
+		Property: func(p cs.Params) (*property.Property, error) {
+			if _, err := lkcs.Resolve(p); err != nil {
+				return nil, err
+			}
+			return localProperty(p)
+		},
+		DefaultInitial: lkcs.Initial,
+		Options:        []Option{leaderOption},
+		New:            lkcs.New,
+	})
+}
+
+// leaderOption names LKCS's leader P_LDR.
+var leaderOption = Option{
+	Name:    "leader",
+	Help:    "LKCS's leader P_LDR, which needs |N_LDR| >= 4 and k_q - l_q >= 3 within two hops (Kamei-Kakugawa 2017, section 5.1); 0 chooses the process of largest degree that can lead",
+	Kind:    Int,
+	Default: 0,
+	Min:     0,
+	Max:     MaxN,
 }
 
 // localProperty is the Property of the local algorithms: l_i <= #InCS in

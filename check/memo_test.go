@@ -1,10 +1,12 @@
 package check_test
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
 	"critsec/alg"
+	"critsec/alg/lkcs"
 	"critsec/check"
 	"critsec/cs"
 )
@@ -52,6 +54,9 @@ func TestMemo(t *testing.T) {
 			spec.Quorums = arcs(3)
 		}
 		pr, err := alg.Resolve(spec)
+		if errors.Is(err, lkcs.ErrAssumptions) {
+			continue // LKCS needs a leader with 4 neighbours
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,6 +108,9 @@ func FromLists(name string, lists [][]cs.ID) (*Graph, error) {
 	for i, ns := range lists {
 		a := cs.ID(i + 1)
 		for _, b := range ns {
+			if b == a {
+				return nil, fmt.Errorf("P%d lists itself as a neighbour (a self-loop)", a)
+			}
 			if b < 1 || int(b) > len(lists) || !slices.Contains(lists[b-1], a) {
 				return nil, fmt.Errorf("P%d lists P%d as a neighbour, but not the other way round", a, b)
 			}

@@ -41,6 +41,7 @@ import (
 
 	"critsec/alg/internal/stamp"
 	"critsec/cs"
+	"critsec/topology"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.
@@ -96,11 +97,11 @@ type Machine struct {
 	nGrants       int
 	grantedTo     stamp.Set
 	pendingReq    stamp.Set
-	preemptingNow cs.ID   // 0 is nil
+	preemptingNow cs.ID // 0 is nil
 }
 
-// Validate checks p for l_i-LMUTIN: n >= 2 neighbour lists, symmetric,
-// without self-loops or repeats; 0 <= l_i <= |N_i| for every process (and
+// Validate checks p for l_i-LMUTIN: n >= 2 neighbour lists of a connected
+// graph, symmetric, without self-loops or repeats; 0 <= l_i <= |N_i| for every process (and
 // k_i = |N_i|+1 when Ki is given); and at least l_i of N_i ∪ {P_i} InCS
 // initially.
 func Validate(p cs.Params) error {
@@ -133,25 +134,15 @@ func Validate(p cs.Params) error {
 	return nil
 }
 
-// checkGraph checks p.N and p.Neighbors: the communication graph.
+// checkGraph checks p.N and p.Neighbors (the communication graph: at
+// least two processes, symmetric links, no self-loop, connected) and the
+// ids of p.Initial.
 func checkGraph(p cs.Params) error {
-	if p.N < 2 || len(p.Neighbors) != p.N {
-		return fmt.Errorf("lmutin: n = %d with %d neighbour lists: need n >= 2 and one list N_i per process", p.N, len(p.Neighbors))
+	if len(p.Neighbors) != p.N {
+		return fmt.Errorf("lmutin: n = %d with %d neighbour lists: need one list N_i per process", p.N, len(p.Neighbors))
 	}
-	for idx, ns := range p.Neighbors {
-		id := cs.ID(idx + 1)
-		for k, j := range ns {
-			switch {
-			case j < 1 || int(j) > p.N:
-				return fmt.Errorf("lmutin: N_%d holds unknown process id %d: ids run from 1 to n = %d", id, j, p.N)
-			case j == id:
-				return fmt.Errorf("lmutin: N_%d holds P%d itself (a self-loop)", id, id)
-			case k > 0 && ns[k-1] >= j:
-				return fmt.Errorf("lmutin: N_%d is not in increasing id order without repeats", id)
-			case !slices.Contains(p.Neighbors[j-1], id):
-				return fmt.Errorf("lmutin: P%d is in N_%d but P%d is not in N_%d: links are bidirectional", j, id, id, j)
-			}
-		}
+	if _, err := topology.FromLists("", p.Neighbors); err != nil {
+		return fmt.Errorf("lmutin: %w", err)
 	}
 	for _, id := range p.Initial {
 		if id < 1 || int(id) > p.N {

@@ -129,7 +129,7 @@ func TestValidate(t *testing.T) {
 		edit func(p *cs.Params)
 		want string
 	}{
-		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{2}, {1}, {2}} }, "P2 is in N_3 but P3 is not in N_2"},
+		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{2}, {1}, {2}} }, "P3 lists P2 as a neighbour, but not the other way round"},
 		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{1}, {1, 3}, {2}} }, "self-loop"},
 		{func(p *cs.Params) { p.Li = []int{2, 1, 1} }, "P1 (degree 1): l = 2 is out of range"},
 		{func(p *cs.Params) { p.Ki = []int{2, 2, 2} }, "k must be 3"},
