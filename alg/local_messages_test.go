@@ -42,14 +42,7 @@ func TestLocalMessages(t *testing.T) {
 				if alg == "lmutex" {
 					spec = Spec{Alg: alg, Topology: topo, K: intp(2), Clamp: true}
 				}
-				pr, err := Resolve(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms, err := pr.Machines()
-				if err != nil {
-					t.Fatal(err)
-				}
+				pr, ms := build(t, spec)
 				ms, c := causal.Wrap(ms)
 				res, err := sim.Run(sim.Config{
 					Machines: ms, Property: pr.Property, Lambda: load.lambda, E: 1,

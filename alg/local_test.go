@@ -14,6 +14,20 @@ import (
 	"critsec/topology"
 )
 
+// build resolves spec and builds its machines, or fails the test.
+func build(t *testing.T, spec Spec) (*Problem, []cs.Machine) {
+	t.Helper()
+	pr, err := Resolve(spec)
+	if err != nil {
+		t.Fatalf("%+v: %v", spec, err)
+	}
+	ms, err := pr.Machines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr, ms
+}
+
 // smallGraphs are the connected graphs of 3 and 4 processes, one of each
 // isomorphism class: P3 and K3; P4, the star K1,3, C4, the paw, the
 // diamond and K4.
@@ -94,14 +108,7 @@ func TestLocalSmallGraphs(t *testing.T) {
 					continue
 				}
 				spec.Alg, spec.Topology = alg, r.topo
-				pr, err := Resolve(spec)
-				if err != nil {
-					t.Fatalf("%s %s %s: %v", alg, r.topo, name, err)
-				}
-				ms, err := pr.Machines()
-				if err != nil {
-					t.Fatal(err)
-				}
+				pr, ms := build(t, spec)
 				start := time.Now()
 				// Four processes: depth-first, which stores 12-32 bytes a
 				// state (K4's spaces reach 10^8 states).
@@ -149,14 +156,7 @@ func TestLocalSimulation(t *testing.T) {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			spec := r.spec
 			spec.Alg, spec.Topology = r.alg, r.topo
-			pr, err := Resolve(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ms, err := pr.Machines()
-			if err != nil {
-				t.Fatal(err)
-			}
+			pr, ms := build(t, spec)
 			entries := int64(30 * pr.Params.N)
 			lambda := 1.0 // heavy load on odd seeds, light on even ones
 			if seed%2 == 0 {

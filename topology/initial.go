@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"critsec/cs"
+	"critsec/property"
 )
 
 // SafeInitial returns a safe initial configuration for g and b: the
@@ -41,7 +42,8 @@ func SafeInitial(g *Graph, b Bounds) ([]cs.ID, error) {
 		return in, nil
 	}
 	i := s.deepFail
-	what := fmt.Sprintf("P%d's bound %d..%d on N_%d ∪ {P%d} = %s", i, b.L[i-1], b.K[i-1], i, i, ids(s.closed(i)))
+	bound := property.Bound{Name: fmt.Sprintf("N[%d]", i), Members: s.closed(i), Lo: b.L[i-1], Hi: b.K[i-1]}
+	what := fmt.Sprintf("P%d's bound %s", i, bound)
 	if s.steps > s.limit {
 		return nil, fmt.Errorf("no safe initial configuration found within %d search steps (the deepest dead end: %s): give one with --initial", s.limit, what)
 	}
@@ -87,11 +89,34 @@ func newSearch(g *Graph, b Bounds) *search {
 }
 
 // closed returns N_i ∪ {P_i} in increasing order.
-func (s *search) closed(i cs.ID) []cs.ID {
-	c := append([]cs.ID{i}, s.g.Neighbors(i)...)
+func (s *search) closed(i cs.ID) []cs.ID { return Closed(i, s.g.Neighbors(i)) }
+
+// Closed returns N_i ∪ {P_i} in increasing order, for process i with
+// neighbours ns.
+func Closed(i cs.ID, ns []cs.ID) []cs.ID {
+	c := append([]cs.ID{i}, ns...)
 	slices.Sort(c)
 	return c
 }
+
+// CheckInitial returns nil if the configuration in which the processes
+// initial are InCS is safe for the bounds l and k on the graph lists
+// (lists[i-1] = N_i), and otherwise an error naming the first
+// neighbourhood whose bound it breaks. Ids must be in 1..n.
+func CheckInitial(lists [][]cs.ID, l, k []int, initial []cs.ID) error {
+	prop, err := property.Local(lists, l, k)
+	if err != nil {
+		return err
+	}
+	if f := prop.Check(inView(cs.NewSet(initial...))); f != nil {
+		return fmt.Errorf("initial: %v: the initial configuration must be safe", f)
+	}
+	return nil
+}
+
+type inView cs.Set
+
+func (v inView) InCS(id cs.ID) bool { return cs.Set(v).Has(id) }
 
 // solve decides the processes from order[at] on; it returns true with
 // every process decided, or false with the assignments it made undone.

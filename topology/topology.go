@@ -37,7 +37,6 @@ package topology
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"critsec/cs"
 )
@@ -261,18 +260,4 @@ func (g *Graph) Equal(h *Graph) bool {
 		}
 	}
 	return true
-}
-
-// ids formats a list of ids as {P1,P2}.
-func ids(list []cs.ID) string {
-	var sb strings.Builder
-	sb.WriteByte('{')
-	for i, id := range list {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprintf(&sb, "P%d", id)
-	}
-	sb.WriteByte('}')
-	return sb.String()
 }

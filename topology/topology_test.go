@@ -340,7 +340,7 @@ func TestSafeInitialSpecialCases(t *testing.T) {
 	// K3 with l_1 = 2 and k_2 = 1: both bounds are on the same three.
 	k3, _ := Parse("complete:3")
 	_, err := SafeInitial(k3, Bounds{L: []int{2, 0, 0}, K: []int{3, 1, 3}})
-	if err == nil || !strings.Contains(err.Error(), "no safe initial configuration exists") || !strings.Contains(err.Error(), "N_") {
+	if err == nil || !strings.Contains(err.Error(), "no safe initial configuration exists") || !strings.Contains(err.Error(), "N[") {
 		t.Errorf("K3 infeasible: %v", err)
 	}
 }

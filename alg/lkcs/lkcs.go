@@ -55,6 +55,7 @@ import (
 
 	"critsec/alg/internal/stamp"
 	"critsec/cs"
+	"critsec/topology"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.
@@ -110,20 +111,13 @@ func New(p cs.Params) ([]cs.Machine, error) {
 			return nil, fmt.Errorf("lkcs: initial: unknown process id %d: ids run from 1 to n = %d", id, p.N)
 		}
 	}
+	if err := topology.CheckInitial(p.Neighbors, p.Li, p.Ki, p.Initial); err != nil {
+		return nil, fmt.Errorf("lkcs: %w", err)
+	}
 	ms := make([]cs.Machine, p.N)
 	for idx, ns := range p.Neighbors {
 		id := cs.ID(idx + 1)
-		closed := append([]cs.ID{id}, ns...)
-		slices.Sort(closed)
-		c := 0
-		for _, j := range closed {
-			if in.Has(j) {
-				c++
-			}
-		}
-		if c < p.Li[idx] || c > p.Ki[idx] {
-			return nil, fmt.Errorf("lkcs: initial: %d of N_%d ∪ {P%d} InCS, outside l_%d..k_%d = %d..%d: the initial configuration must be safe", c, id, id, id, id, p.Li[idx], p.Ki[idx])
-		}
+		closed := topology.Closed(id, ns)
 		member := cs.NewSet(closed...)
 		m := &Machine{i: id, closed: closed, member: &member, bigL: pr.L[idx], bigK: pr.K[idx], leader: id == pr.Leader, lder: pr.Leader, ts: 1}
 		if in.Has(id) {

@@ -119,7 +119,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Initial = []cs.ID{1, 2, 3, 4}
-	if _, err := lkcs.New(p); err == nil || !strings.Contains(err.Error(), "4 of N_1 ∪ {P1} InCS, outside l_1..k_1 = 0..3") {
+	if _, err := lkcs.New(p); err == nil || !strings.Contains(err.Error(), "initial: N[1]={P1,P2,P3,P4,P5}: 4 InCS, outside the bounds 0..3") {
 		t.Errorf("unsafe initial configuration: %v", err)
 	}
 }

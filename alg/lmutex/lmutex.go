@@ -19,6 +19,7 @@ import (
 
 	"critsec/alg/lmutin"
 	"critsec/cs"
+	"critsec/topology"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.
@@ -48,16 +49,8 @@ func New(p cs.Params, v lmutin.Variant) ([]cs.Machine, error) {
 			return nil, fmt.Errorf("lmutex: initial: unknown process id %d: ids run from 1 to n = %d", id, p.N)
 		}
 	}
-	for idx, ns := range p.Neighbors {
-		c := 0
-		for _, j := range append([]cs.ID{cs.ID(idx + 1)}, ns...) {
-			if in.Has(j) {
-				c++
-			}
-		}
-		if c > p.Ki[idx] {
-			return nil, fmt.Errorf("lmutex: initial: %d of N_%d ∪ {P%d} InCS, but k_%d = %d: the initial configuration must be safe", c, idx+1, idx+1, idx+1, p.Ki[idx])
-		}
+	if err := topology.CheckInitial(p.Neighbors, make([]int, p.N), p.Ki, p.Initial); err != nil {
+		return nil, fmt.Errorf("lmutex: %w", err)
 	}
 	for id := cs.ID(1); int(id) <= p.N; id++ {
 		if !in.Has(id) {

@@ -37,7 +37,6 @@ package lmutin
 
 import (
 	"fmt"
-	"slices"
 
 	"critsec/alg/internal/stamp"
 	"critsec/cs"
@@ -111,25 +110,20 @@ func Validate(p cs.Params) error {
 	if len(p.Li) != p.N || (p.Ki != nil && len(p.Ki) != p.N) {
 		return fmt.Errorf("lmutin: %d lower bounds and %d upper bounds for n = %d: need l_i for every process", len(p.Li), len(p.Ki), p.N)
 	}
-	in := cs.NewSet(p.Initial...)
+	ks := make([]int, p.N)
 	for idx, ns := range p.Neighbors {
 		id := cs.ID(idx + 1)
 		l, d := p.Li[idx], len(ns)
+		ks[idx] = d + 1
 		if l < 0 || l > d {
 			return fmt.Errorf("lmutin: P%d (degree %d): l = %d is out of range: need 0 <= l <= |N_%d| = %d", id, d, l, id, d)
 		}
 		if p.Ki != nil && p.Ki[idx] != d+1 {
 			return fmt.Errorf("lmutin: P%d (degree %d): k = %d: l_i-LMUTIN allows all of N_%d ∪ {P%d} InCS, so k must be %d", id, d, p.Ki[idx], id, id, d+1)
 		}
-		c := 0
-		for _, j := range append([]cs.ID{id}, ns...) {
-			if in.Has(j) {
-				c++
-			}
-		}
-		if c < l {
-			return fmt.Errorf("lmutin: initial: %d of N_%d ∪ {P%d} InCS, but l_%d = %d: the initial configuration must be safe", c, id, id, id, l)
-		}
+	}
+	if err := topology.CheckInitial(p.Neighbors, p.Li, ks, p.Initial); err != nil {
+		return fmt.Errorf("lmutin: %w", err)
 	}
 	return nil
 }
@@ -161,8 +155,7 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 	ms := make([]cs.Machine, p.N)
 	for idx, ns := range p.Neighbors {
 		id := cs.ID(idx + 1)
-		closed := append([]cs.ID{id}, ns...)
-		slices.Sort(closed)
+		closed := topology.Closed(id, ns)
 		member := cs.NewSet(closed...)
 		m := &Machine{i: id, variant: v, closed: closed, member: &member, limit: len(ns) - p.Li[idx] + 1, l: p.Li[idx]}
 		if in.Has(id) {

@@ -133,7 +133,7 @@ func TestValidate(t *testing.T) {
 		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{1}, {1, 3}, {2}} }, "self-loop"},
 		{func(p *cs.Params) { p.Li = []int{2, 1, 1} }, "P1 (degree 1): l = 2 is out of range"},
 		{func(p *cs.Params) { p.Ki = []int{2, 2, 2} }, "k must be 3"},
-		{func(p *cs.Params) { p.Initial = []cs.ID{1} }, "0 of N_3 ∪ {P3} InCS, but l_3 = 1"},
+		{func(p *cs.Params) { p.Initial = []cs.ID{1} }, "initial: N[3]={P2,P3}: 0 InCS, outside the bounds 1..2"},
 		{func(p *cs.Params) { p.Initial = []cs.ID{7} }, "unknown process id 7"},
 	} {
 		p := base
