@@ -122,8 +122,11 @@ func resolveLocal(a Algorithm, s Spec) (*Problem, error) {
 		return nil, fmt.Errorf("coterie: %s uses no coterie (each process asks its neighbours); leave it out", a.Name)
 	}
 	g, err := topology.ByName(s.Topology)
-	if err != nil {
+	switch {
+	case err != nil && topology.IsSpec(s.Topology):
 		return nil, fmt.Errorf("topology %s: %w", s.Topology, err)
+	case err != nil:
+		return nil, fmt.Errorf("topology: %w", err) // the file's errors name it
 	}
 	if s.N != 0 && s.N != g.N() {
 		return nil, fmt.Errorf("n = %d, but topology %s has %d processes: leave n out", s.N, s.Topology, g.N())

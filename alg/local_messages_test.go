@@ -28,7 +28,7 @@ func TestLocalMessages(t *testing.T) {
 	if !testing.Short() {
 		topos = append(topos, "complete:20", "grid:20x20", "torus:20x20", "random:400:0.02:3")
 	}
-	t.Log("| alg | topology | load | pairs | messages/Σ pairs(|N_i|+1) | per process: min..max of messages/(pair·(|N_i|+1)) | Preempt per pair |")
+	t.Log(`| alg | topology | load | pairs | messages / Σ pairs·(\|N_i\|+1) | per process: min..max | Preempts per pair |`)
 	type group struct{ msgs, pairs int64 }
 	byDeg := map[string]map[int]*group{}
 	for _, alg := range []string{"lmutin", "lmutex"} {
@@ -93,6 +93,6 @@ func TestLocalMessages(t *testing.T) {
 			g := byDeg[alg][size]
 			rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.2f | %d..%d |", alg, size, g.pairs, float64(g.msgs)/float64(g.pairs), 3*size, 6*size))
 		}
-		t.Logf("| alg | |N_i|+1 | pairs | messages per pair | Lemma 3 |\n%s", strings.Join(rows, "\n"))
+		t.Logf("| alg | \\|N_i\\|+1 | pairs | messages per pair | Lemma 3 |\n%s", strings.Join(rows, "\n"))
 	}
 }

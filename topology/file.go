@@ -107,7 +107,7 @@ func Read(r io.Reader, name string) (*Graph, error) {
 func ReadFile(path string) (*Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("not a topology spec (%s) and not a readable edge-list file: %w", Forms(), err)
+		return nil, fmt.Errorf("%q is not a topology spec (%s) and not a readable edge-list file: %w", path, Forms(), err)
 	}
 	defer f.Close()
 	g, err := Read(f, path)

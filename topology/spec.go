@@ -64,7 +64,7 @@ func IsSpec(s string) bool {
 }
 
 // ParseSpec reads a spec (see the package doc). It checks the form and the
-// sizes, and that the graph would have at most MaxN processes and MaxEdges
+// sizes (its errors do not repeat the spec: callers name it), and that the graph would have at most MaxN processes and MaxEdges
 // links (random: in expectation), without building it.
 func ParseSpec(s string) (Spec, error) {
 	kind, rest, hasArgs := strings.Cut(s, ":")
@@ -82,7 +82,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "grid", "torus":
 		r, c, ok := strings.Cut(rest, "x")
 		if !ok {
-			return Spec{}, fmt.Errorf("%q: write %s, e.g. %s:3x4", s, k.form, kind)
+			return Spec{}, fmt.Errorf("write %s, e.g. %s:3x4", k.form, kind)
 		}
 		if sp.R, err = size(kind, "R", r); err != nil {
 			return Spec{}, err
@@ -95,19 +95,19 @@ func ParseSpec(s string) (Spec, error) {
 			if kind == "torus" {
 				why = ": with fewer, the wrap-around links would repeat grid links"
 			}
-			return Spec{}, fmt.Errorf("%s:%dx%d: need R, C >= %d%s", kind, sp.R, sp.C, k.min, why)
+			return Spec{}, fmt.Errorf("need R, C >= %d%s", k.min, why)
 		}
 		if sp.R > MaxN/sp.C {
-			return Spec{}, fmt.Errorf("%s:%dx%d has more than %d processes", kind, sp.R, sp.C, MaxN)
+			return Spec{}, fmt.Errorf("more than %d processes", MaxN)
 		}
 		sp.N = sp.R * sp.C
 		if sp.N < 2 {
-			return Spec{}, fmt.Errorf("%s:%dx%d has one process: a graph needs at least 2", kind, sp.R, sp.C)
+			return Spec{}, fmt.Errorf("one process: a graph needs at least 2")
 		}
 	case "random":
 		f := strings.Split(rest, ":")
 		if len(f) != 3 {
-			return Spec{}, fmt.Errorf("%q: write %s, e.g. random:60:0.1:7", s, k.form)
+			return Spec{}, fmt.Errorf("write %s, e.g. random:60:0.1:7", k.form)
 		}
 		if sp.N, err = size(kind, "N", f[0]); err != nil {
 			return Spec{}, err
@@ -125,10 +125,10 @@ func ParseSpec(s string) (Spec, error) {
 		}
 	}
 	if sp.N < k.min && kind != "grid" && kind != "torus" {
-		return Spec{}, fmt.Errorf("%s:%d: need N >= %d", kind, sp.N, k.min)
+		return Spec{}, fmt.Errorf("need N >= %d", k.min)
 	}
 	if m := sp.edges(); m > MaxEdges {
-		return Spec{}, fmt.Errorf("%s has about %.0f links: critsec builds graphs of at most %d", sp, m, MaxEdges)
+		return Spec{}, fmt.Errorf("about %.0f links: critsec builds graphs of at most %d", m, MaxEdges)
 	}
 	return sp, nil
 }
