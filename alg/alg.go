@@ -25,19 +25,27 @@ type Algorithm struct {
 	Summary string
 	// Quorums reports whether the algorithm uses Params.Quorums (a coterie).
 	Quorums bool
+	// Local reports whether the algorithm solves a local problem: it runs
+	// on a communication graph (Params.Neighbors, from a topology) with
+	// bounds per process (Params.Li, Params.Ki) instead of one bound over
+	// all processes.
+	Local bool
 	// UsesL reports whether the algorithm takes a lower bound Params.L;
 	// for the others L must be 0.
 	UsesL bool
-	// FixedK, when set, gives the upper bound the algorithm always has for
-	// n processes (1 for mutual exclusion, n for mutual inclusion), which
-	// Params.K must equal; nil means K is the user's choice.
+	// FixedK, when set, gives the upper bound the algorithm always has on
+	// a group of n processes (1 for mutual exclusion, n for mutual
+	// inclusion), which Params.K must equal; nil means K is the user's
+	// choice. The group is all processes for a global algorithm and
+	// N_i ∪ {P_i} for a local one, whose k_i is FixedK(|N_i|+1).
 	FixedK func(n int) int
 	// Property returns the safety property the algorithm guarantees for p,
 	// which every runtime checks after every event.
 	Property func(p cs.Params) (*property.Property, error)
 	// DefaultInitial returns the processes InCS in the documented default
-	// initial configuration for p (a safe one).
-	DefaultInitial func(p cs.Params) []cs.ID
+	// initial configuration for p (a safe one), or an error saying why
+	// there is none.
+	DefaultInitial func(p cs.Params) ([]cs.ID, error)
 	// Options declares the algorithm's own options; p.Options holds each
 	// of them, validated, when New is called.
 	Options []Option
@@ -65,11 +73,15 @@ var registry = []Algorithm{
 		Name:           raymond.Name,
 		Summary:        "k-mutual exclusion, permission based, 2(n-1) messages (Raymond 1989; FT k-mutex paper, section 3)",
 		Property:       globalBounds,
-		DefaultInitial: func(cs.Params) []cs.ID { return nil },
+		DefaultInitial: none,
 		New:            raymond.New,
 		ProcessBytes:   raymondBytes,
 	},
 }
+
+// none is the DefaultInitial of algorithms that start with no process
+// InCS.
+func none(cs.Params) ([]cs.ID, error) { return nil, nil }
 
 // Lookup returns the algorithm called name, or an error that lists the known
 // names.

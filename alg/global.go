@@ -32,7 +32,7 @@ func init() {
 			FixedK:   func(int) int { return 1 },
 			Property: globalBounds,
 			// No process InCS, as usual for mutual exclusion.
-			DefaultInitial: func(cs.Params) []cs.ID { return nil },
+			DefaultInitial: none,
 			New:            build,
 			ProcessBytes:   maekawaBytes,
 		})

@@ -39,7 +39,7 @@ func init() {
 				FixedK:   func(n int) int { return n },
 				Property: globalBounds,
 				// Processes 1..l InCS: the fewest MUTIN(l) allows.
-				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
+				DefaultInitial: firstL,
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
 				ProcessBytes:   mutinBytes,
@@ -50,7 +50,7 @@ func init() {
 				Quorums:  true,
 				Property: globalBounds,
 				// No process InCS, as usual for mutual exclusion.
-				DefaultInitial: func(cs.Params) []cs.ID { return nil },
+				DefaultInitial: none,
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, mutinOptions(p, v)) },
 				ProcessBytes:   kmutexBytes,
@@ -63,7 +63,7 @@ func init() {
 				Property: globalBounds,
 				// Processes 1..l InCS: the minimum, like l servers kept
 				// running; the first exits wait for an entry.
-				DefaultInitial: func(p cs.Params) []cs.ID { return firstIDs(p.L) },
+				DefaultInitial: firstL,
 				Options:        []Option{mxOption, kmexOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return gcs.New(p, gcsOptions(v)) },
 				ProcessBytes:   gcsBytes,
@@ -141,11 +141,11 @@ func gcsBytes(p cs.Params) int64 {
 	return mutinBytes(p) + kmex + 128
 }
 
-// firstIDs returns processes 1..c.
-func firstIDs(c int) []cs.ID {
-	ids := make([]cs.ID, c)
+// firstL returns processes 1..l.
+func firstL(p cs.Params) ([]cs.ID, error) {
+	ids := make([]cs.ID, p.L)
 	for i := range ids {
 		ids[i] = cs.ID(i + 1)
 	}
-	return ids
+	return ids, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/critsec/critsec/coterie"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/topology"
 )
 
 // Spec is a problem as a user states it, on the command line or in a
@@ -36,6 +37,20 @@ type Spec struct {
 	// Quorums, when set, are Q_1..Q_n given directly instead of by
 	// Coterie (which must then be ""); they are validated as a coterie.
 	Quorums [][]cs.ID `json:"quorums,omitempty"`
+	// Topology is the communication graph of the local algorithms: a spec
+	// (ring:6, torus:6x6, random:60:0.1:7, ...) or an edge-list file
+	// (package topology). Local algorithms need it and the others refuse
+	// it; with it, N may be left out (0), and must otherwise equal the
+	// graph's number of processes.
+	Topology string `json:"topology,omitempty"`
+	// Bounds is a bounds file giving each process its own l_i and k_i
+	// (topology.ReadBounds), instead of the uniform L and K; local
+	// algorithms only.
+	Bounds string `json:"bounds,omitempty"`
+	// Clamp, with uniform L and K on a topology, lowers k_i to |N_i|+1 (and
+	// l_i to k_i-1) where a neighbourhood is smaller than K, instead of
+	// refusing the problem.
+	Clamp bool `json:"clamp,omitempty"`
 	// Initial lists the processes InCS at the start; nil means the
 	// algorithm's documented safe configuration, and an empty non-nil list
 	// means none.
@@ -58,6 +73,9 @@ type Problem struct {
 	// Coterie is the display name of the coterie, "" when the algorithm
 	// uses none.
 	Coterie string
+	// Topology is the communication graph of a local algorithm, nil for
+	// the global ones.
+	Topology *topology.Graph
 	// Property is what the algorithm guarantees for Params.
 	Property *property.Property
 }
@@ -97,6 +115,12 @@ func Resolve(s Spec) (*Problem, error) {
 	a, err := Lookup(s.Alg)
 	if err != nil {
 		return nil, err
+	}
+	if a.Local {
+		return resolveLocal(a, s)
+	}
+	if s.Topology != "" || s.Bounds != "" || s.Clamp {
+		return nil, fmt.Errorf("topology: %s solves a global problem (one bound over all processes); a topology and per-process bounds are for %s", a.Name, strings.Join(localNames(), ", "))
 	}
 	if s.N < 1 {
 		return nil, fmt.Errorf("n = %d is out of range: need n >= 1", s.N)
@@ -153,15 +177,25 @@ func Resolve(s Spec) (*Problem, error) {
 	case s.Coterie != "" || s.Quorums != nil:
 		return nil, fmt.Errorf("coterie: %s uses no coterie; leave it out", a.Name)
 	}
-	if p.Params.Options, err = resolveOptions(a, s.Options); err != nil {
+	return finish(p, s)
+}
+
+// finish resolves what every problem has, once the algorithm's own
+// parameters are in p: the options, the property and the initial
+// configuration.
+func finish(p *Problem, s Spec) (*Problem, error) {
+	var err error
+	if p.Params.Options, err = resolveOptions(p.Alg, s.Options); err != nil {
 		return nil, err
 	}
-	if p.Property, err = a.Property(p.Params); err != nil {
-		return nil, fmt.Errorf("%s: %w", a.Name, err)
+	if p.Property, err = p.Alg.Property(p.Params); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Alg.Name, err)
 	}
 	p.Params.Initial = s.Initial
 	if s.Initial == nil {
-		p.Params.Initial = a.DefaultInitial(p.Params)
+		if p.Params.Initial, err = p.Alg.DefaultInitial(p.Params); err != nil {
+			return nil, fmt.Errorf("initial: %w", err)
+		}
 	}
 	if err := checkInitial(p.Params.Initial, p.Property); err != nil {
 		return nil, err
@@ -245,7 +279,7 @@ func jsonError(b []byte, err error) string {
 	case errors.Is(err, io.EOF):
 		return "empty: want a JSON object such as {\"alg\":\"gcs\",\"n\":10}"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return strings.TrimPrefix(err.Error(), "json: ") + ": the fields are alg, n, l, k, coterie, quorums, initial and options"
+		return strings.TrimPrefix(err.Error(), "json: ") + ": the fields are alg, n, l, k, coterie, quorums, topology, bounds, clamp, initial and options"
 	}
 	return err.Error()
 }
@@ -266,10 +300,15 @@ func jsonType(goKind string) string {
 
 // SpecFor states the problem of a on n processes with bounds l and k as a
 // Spec, keeping only what a takes: l when it has a lower bound (UsesL), k
-// when its upper bound is not fixed (FixedK). Studies and tests that sweep
-// every algorithm with the same l and k use it.
+// when its upper bound is not fixed (FixedK). A local algorithm runs on
+// the complete graph complete:n, where its local problem is the global one
+// (section 1 of the local paper). Studies and tests that sweep every
+// algorithm with the same l and k use it.
 func (a Algorithm) SpecFor(n, l, k int) Spec {
 	s := Spec{Alg: a.Name, N: n}
+	if a.Local {
+		s.Topology = fmt.Sprintf("complete:%d", n)
+	}
 	if a.UsesL {
 		s.L = &l
 	}

@@ -1,10 +1,12 @@
 package check_test
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/alg/lkcs"
 	"github.com/critsec/critsec/check"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/internal/testnet"
@@ -53,6 +55,9 @@ func TestMemo(t *testing.T) {
 			spec.Quorums = testnet.Arcs(3)
 		}
 		pr, err := alg.Resolve(spec)
+		if errors.Is(err, lkcs.ErrAssumptions) {
+			continue // LKCS needs a leader with 4 neighbours
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,16 @@ type Params struct {
 	// Quorums[i-1] is Q_i, the quorum process i uses (quorum-based
 	// algorithms only; see package coterie).
 	Quorums [][]ID
+	// Neighbors[i-1] is N_i, the neighbours of process i in increasing id
+	// order: the communication graph of the local algorithms (the
+	// generalized local (l_i,k_i)-CS problem; see package topology). Nil
+	// for the global algorithms.
+	Neighbors [][]ID
+	// Li[i-1] and Ki[i-1] are process i's own bounds l_i and k_i in a local
+	// problem: at least l_i and at most k_i of N_i ∪ {P_i} InCS, with
+	// 0 <= l_i < k_i <= |N_i|+1. L and K then hold the uniform bounds the
+	// user gave, if any, for reports.
+	Li, Ki []int
 	// Initial lists the processes InCS in the initial configuration; the
 	// others start OutCS.
 	Initial []ID

@@ -86,6 +86,8 @@ type checkSummary struct {
 	K           int          `json:"k"`
 	Lo          int          `json:"lo"`
 	Hi          int          `json:"hi"`
+	Topology    string       `json:"topology,omitempty"`
+	LocalBounds string       `json:"local_bounds,omitempty"`
 	Budget      int          `json:"budget"`
 	FIFO        bool         `json:"fifo"`
 	Search      string       `json:"search"`
@@ -182,7 +184,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
-		Lo: lo, Hi: hi, Budget: f.budget, FIFO: !f.unordered, Search: f.search,
+		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
@@ -268,7 +270,7 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if !s.FIFO {
 		order = "unordered"
 	}
-	fmt.Fprintf(w, "check %s: n=%d l=%d k=%d, bounds %d..%d, budget %d, %s channels, %s\n", s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Budget, order, s.Search)
+	fmt.Fprintf(w, "check %s, budget %d, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, order, s.Search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)

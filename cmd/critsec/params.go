@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/critsec/critsec/alg"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/topology"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -25,6 +27,8 @@ type problemFlags struct {
 	alg                  string
 	n, l, k              int
 	coterie              string
+	topology, bounds     string
+	clamp                bool
 	initial              string
 	options              map[string]*string
 	assertMin, assertMax int
@@ -36,12 +40,15 @@ type problemFlags struct {
 // they follow n (alg.Spec).
 func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n int) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.file, "problem", "", "a problem file: one JSON object with the fields alg, n, l, k, coterie, quorums, initial, options; flags given as well override it")
+	fs.StringVar(&f.file, "problem", "", "a problem file: one JSON object with the fields alg, n, l, k, coterie, quorums, topology, bounds, clamp, initial, options; flags given as well override it")
 	fs.StringVar(&f.alg, "alg", defaultAlg, "algorithm: "+strings.Join(alg.Names(), ", "))
 	fs.IntVar(&f.n, "n", n, "number of processes (ids 1..n), >= 1")
-	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); only for gcs and mutin (and their -paper variants)")
-	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); mutin's is n and maekawa's 1")
+	fs.IntVar(&f.l, "l", 0, "lower bound: at least l processes InCS, 0 <= l < k (default: n/3 rounded down); only for gcs and mutin (and their -paper variants); with --topology, at least l of each N_i+P_i (default 1 for lmutin)")
+	fs.IntVar(&f.k, "k", 0, "upper bound: at most k processes InCS, 1 <= k <= n (default: n - n/3, and more than l); mutin's is n and maekawa's 1; with --topology, at most k of each N_i+P_i (default l+1; lmutin's is |N_i|+1)")
 	fs.StringVar(&f.coterie, "coterie", alg.DefaultCoterie, "coterie of the quorum-based algorithms (maekawa, mutin, kmutex, gcs and their -paper variants): majority, grid, or a coterie file (lines \"i: a b c\", docs/coterie.md)")
+	fs.StringVar(&f.topology, "topology", "", "communication graph of the local algorithms (lmutin, lmutex): "+topology.Forms()+", or an edge-list file (one link \"a b\" per line); n is its number of processes")
+	fs.StringVar(&f.bounds, "bounds", "", "with --topology: a file of per-process bounds, one line \"i: l k\" per process (k may be max = |N_i|+1), instead of --l and --k")
+	fs.BoolVar(&f.clamp, "clamp", false, "with --topology and uniform --l/--k: lower k to |N_i|+1 (and l to k-1) where a neighbourhood is smaller, instead of refusing")
 	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5, or none (default: the algorithm's documented safe configuration)")
 	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
@@ -61,6 +68,41 @@ type problem struct {
 // bounds returns the global bounds checked (0..n for a local property).
 func (pr problem) bounds() (lo, hi int) { return pr.check.GlobalBounds() }
 
+// localBounds describes the bounds of a local problem in one phrase:
+// every process's l_i..k_i for small n, else their ranges; "" for a global
+// problem.
+func (pr problem) localBounds() string {
+	p := pr.Params
+	if pr.Topology == nil {
+		return ""
+	}
+	if p.N <= 8 {
+		parts := make([]string, p.N)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("P%d %d..%d", i+1, p.Li[i], p.Ki[i])
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("l_i in %d..%d, k_i in %d..%d", slices.Min(p.Li), slices.Max(p.Li), slices.Min(p.Ki), slices.Max(p.Ki))
+}
+
+// topologyName is the topology's name, "" for a global problem.
+func (pr problem) topologyName() string {
+	if pr.Topology == nil {
+		return ""
+	}
+	return pr.Topology.String()
+}
+
+// headline is the problem part of the first line of sim's and check's
+// reports.
+func headline(alg string, n, l, k, lo, hi int, topo, local string) string {
+	if topo != "" {
+		return fmt.Sprintf("%s: n=%d on %s, bounds l_i..k_i of N_i+P_i: %s", alg, n, topo, local)
+	}
+	return fmt.Sprintf("%s: n=%d l=%d k=%d, bounds %d..%d", alg, n, l, k, lo, hi)
+}
+
 // resolve gathers the flags that were given (over the problem file, if
 // any) into an alg.Spec and resolves it. Every error is a usageError.
 func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
@@ -74,7 +116,17 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 	if fs.Changed("alg") || spec.Alg == "" {
 		spec.Alg = f.alg
 	}
-	if fs.Changed("n") || spec.N == 0 {
+	if fs.Changed("topology") {
+		spec.Topology = f.topology
+	}
+	if fs.Changed("bounds") {
+		spec.Bounds = f.bounds
+	}
+	if fs.Changed("clamp") {
+		spec.Clamp = f.clamp
+	}
+	// A topology fixes n: --n's default does not apply then.
+	if fs.Changed("n") || (spec.N == 0 && spec.Topology == "") {
 		spec.N = f.n
 	}
 	if fs.Changed("l") {

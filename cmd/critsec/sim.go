@@ -259,6 +259,8 @@ type simConfig struct {
 	Hi          int     `json:"hi"`
 	Initial     []cs.ID `json:"initial"`
 	Coterie     string  `json:"coterie,omitempty"`
+	Topology    string  `json:"topology,omitempty"`
+	LocalBounds string  `json:"local_bounds,omitempty"`
 	Lambda      float64 `json:"lambda"`
 	E           float64 `json:"E"`
 	CSDist      string  `json:"cs_dist"`
@@ -295,6 +297,7 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		Config: simConfig{
 			Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K, Lo: lo, Hi: hi,
 			Initial: append([]cs.ID{}, pr.Params.Initial...), Coterie: pr.Coterie,
+			Topology: pr.topologyName(), LocalBounds: pr.localBounds(),
 			Lambda: c.Lambda, E: c.E, CSDist: csDist, Ts: c.Ts, Tr: c.Tr, Tt: c.Tt, TransitDist: transit,
 			FIFO: !c.Unordered, Entries: c.Entries, MaxTime: c.MaxTime, Drain: c.Drain, Seed: c.Seed,
 		},
@@ -321,7 +324,7 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if !c.FIFO {
 		order = "unordered"
 	}
-	fmt.Fprintf(w, "sim %s: n=%d l=%d k=%d, bounds %d..%d, seed %d\n", c.Alg, c.N, c.L, c.K, c.Lo, c.Hi, c.Seed)
+	fmt.Fprintf(w, "sim %s, seed %d\n", headline(c.Alg, c.N, c.L, c.K, c.Lo, c.Hi, c.Topology, c.LocalBounds), c.Seed)
 	fmt.Fprintf(w, "workload: lambda=%g, E=%g (%s); costs: Ts=%g Tr=%g Tt=%g (%s), %s links\n",
 		c.Lambda, c.E, c.CSDist, c.Ts, c.Tr, c.Tt, c.TransitDist, order)
 	stop := "stopped at " + s.Stop
