@@ -49,13 +49,15 @@ processor does one thing at a time.
 
 Times have no unit of their own: use any unit consistently (the paper uses
 Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
-algorithm guarantees, the invocation convention and deadlock freedom are
-checked after every event; a violation stops the run.
+algorithm guarantees (with --topology, every neighbourhood's l_i..k_i), the
+invocation convention and deadlock freedom are checked after every event; a
+violation stops the run.
 
 Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 		Example: `  critsec sim
   critsec sim --alg raymond --n 10 --k 3 --lambda 0.1 --entries 3000 --seed 1 --trace t.jsonl
-  critsec sim --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --json`,
+  critsec sim --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --json
+  critsec sim --alg lmutex --topology random:60:0.1:7 --k 2 --entries 5000 --seed 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
