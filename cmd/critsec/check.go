@@ -195,6 +195,14 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			s.Violation.Path[i] = st.String()
 		}
 	}
+	// The trace is written before the report (a reader that closes
+	// standard output early must not cut it short); its error comes after
+	// the report, so it loses no verdict, and a violation's status (1)
+	// wins over the I/O error's (3).
+	var traceErr error
+	if tf != nil {
+		traceErr = f.writeTrace(tf, pr, res)
+	}
 	out := cmd.OutOrStdout()
 	if f.json {
 		b, err := json.MarshalIndent(s, "", "  ")
@@ -205,15 +213,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	} else {
 		printCheck(out, s, f.tracePath)
 	}
-	// The report comes first: a trace that cannot be written loses no
-	// verdict, and a violation's status (1) wins over the I/O error's (3).
-	if tf != nil {
-		if err := f.writeTrace(tf, pr, res); err != nil {
-			if res.Verdict == check.OK {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
+	if traceErr != nil {
+		if res.Verdict == check.OK {
+			return traceErr
 		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", traceErr)
 	}
 	if res.Verdict != check.OK {
 		return errFailure

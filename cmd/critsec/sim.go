@@ -192,6 +192,16 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	// The trace is complete on disk before anything is printed (a reader
+	// that closes standard output early must not cut it short); its error
+	// is reported after the summary, so it loses no result.
+	var traceErr error
+	if cfg.Trace != nil {
+		traceErr = cfg.Trace.Flush()
+		if cerr := out.Close(); traceErr == nil {
+			traceErr = cerr
+		}
+	}
 	s := newSimSummary(pr, &cfg, res)
 	w := cmd.OutOrStdout()
 	if f.json {
@@ -203,20 +213,13 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	} else {
 		printSim(w, s, f.tracePath)
 	}
-	// The summary comes first: a trace that cannot be written loses no
-	// result, and a violation's status (1) wins over the I/O error's (3).
-	if cfg.Trace != nil {
-		err := cfg.Trace.Flush()
-		if cerr := out.Close(); err == nil {
-			err = cerr
+	// A violation's status (1) wins over the trace's I/O error's (3).
+	if traceErr != nil {
+		err := fmt.Errorf("--trace %s: %w", f.tracePath, traceErr)
+		if res.Violation == nil {
+			return err
 		}
-		if err != nil {
-			err = fmt.Errorf("--trace %s: %w", f.tracePath, err)
-			if res.Violation == nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
-		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
 	}
 	if res.Violation != nil || res.Stop == sim.StopMemory {
 		return errFailure
