@@ -101,9 +101,12 @@ type Result struct {
 	// those still in transit or queued at the end.
 	Messages, Words, Delivered, Dropped, InFlight int64
 	// Pending is the number of live processes with a request not completed
-	// at the end; PendingExits of them wait to exit (after a drain, exits
-	// held by a lower bound: no new entry comes to release them).
-	Pending, PendingExits int
+	// at the end; PendingExits of them wait to exit. After a drain,
+	// Unheld counts the pending requests that no bound holds (an exit that
+	// would leave every neighbourhood within its lower bound, an entry
+	// within its upper bound): for a global problem the run then ends in a
+	// deadlock violation; for a local one they are reported here.
+	Pending, PendingExits, Unheld int
 	// EntryWait and ExitWait are the waiting times of completed Entry and
 	// Exit requests.
 	EntryWait, ExitWait Waits
@@ -729,6 +732,9 @@ func (e *engine) finish() *Result {
 		}
 		if nd.pending == cs.Exit {
 			r.PendingExits++
+		}
+		if r.Drained && nd.pending != cs.None && !e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry) {
+			r.Unheld++
 		}
 	}
 	r.EntryWait, r.ExitWait = e.entryW.waits(), e.exitW.waits()
