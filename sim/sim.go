@@ -242,6 +242,11 @@ func Run(cfg Config) (*Result, error) {
 	}
 	e := newEngine(&cfg)
 	e.loop()
+	if v := e.res.Violation; v != nil && e.tw != nil {
+		// The header went out before the run: the trace ends with what it
+		// demonstrates, for trace check to confirm.
+		e.tw.Verdict(e.now, trace.Claim{Kind: v.Kind, Detail: v.Detail})
+	}
 	return e.finish(), nil
 }
 

@@ -37,7 +37,8 @@ type Report struct {
 	Entries, Exits []int64
 	// Violation is the first inconsistency, or nil.
 	Violation *Violation
-	// Claim is the header's "demonstrates" (nil when it claims nothing),
+	// Claim is the header's "demonstrates" or the final verdict event's
+	// claim (nil when the trace claims nothing),
 	// Confirmation whether the trace shows it, and ClaimNote why, in one
 	// sentence.
 	Claim        *Claim
@@ -183,6 +184,7 @@ type bagKey struct {
 type checker struct {
 	rep     *Report
 	n       int
+	verdict bool // the trace's verdict event was read: nothing may follow
 	fifo    bool
 	state   []cs.State
 	pending []cs.Op
@@ -262,6 +264,17 @@ func (c *checker) step(ev Event) bool {
 		return c.fail(RuleRun, fmt.Sprintf("time %g is before the previous event's %g", ev.T, c.lastT))
 	}
 	c.lastT = ev.T
+	if c.verdict {
+		return c.fail(RuleRun, "an event after the verdict, which ends a trace")
+	}
+	if ev.Ev == EvVerdict {
+		if c.rep.Claim != nil {
+			return c.fail(RuleRun, "a verdict in a trace whose header already claims one")
+		}
+		c.verdict = true
+		c.rep.Claim = &Claim{Kind: ev.Kind, Detail: ev.Detail}
+		return true
+	}
 	if !c.valid(ev.Node) {
 		return c.fail(RuleRun, fmt.Sprintf("node %d is out of range 1..%d", ev.Node, c.n))
 	}

@@ -269,3 +269,31 @@ func TestSetPropertyRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictEvent: a trace that ends with a verdict claims it as a header's
+// "demonstrates" does; a verdict must be the last event and the only claim,
+// and must name a known kind.
+func TestVerdictEvent(t *testing.T) {
+	const head = `{"ev":"header","alg":"t","n":2,"l":0,"k":1,"initial":[],"lo":0,"hi":1,"runtime":"sim","fifo":true}` + "\n"
+	deadlock := head + `{"t":1,"ev":"request","node":1,"op":"entry"}` + "\n" +
+		`{"t":1,"ev":"request","node":2,"op":"entry"}` + "\n" +
+		`{"t":2,"ev":"verdict","node":0,"kind":"deadlock","detail":"no event left"}` + "\n"
+	rep, err := trace.Check(strings.NewReader(deadlock))
+	if err != nil || rep.Violation != nil || rep.Claim == nil || rep.Claim.Kind != trace.KindDeadlock || rep.Confirmation != trace.Confirmed {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	after := deadlock + `{"t":3,"ev":"crash","node":1}` + "\n"
+	if rep, err := trace.Check(strings.NewReader(after)); err != nil || rep.Violation == nil || !strings.Contains(rep.Violation.Reason, "after the verdict") {
+		t.Fatalf("an event after the verdict: %+v %v", rep, err)
+	}
+	bad := head + `{"t":2,"ev":"verdict","node":0,"kind":"late"}` + "\n"
+	if _, err := trace.Check(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `field "kind"`) {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+	var b strings.Builder
+	tw := trace.NewWriter(&b, trace.Header{N: 2, Lo: 0, Hi: 1, Runtime: "sim", FIFO: true})
+	tw.Event(trace.Event{T: 2, Ev: trace.EvVerdict, Kind: trace.KindBounds, Detail: "d"})
+	if err := tw.Flush(); err != nil || !strings.HasSuffix(b.String(), `{"t":2,"ev":"verdict","node":0,"kind":"bounds","detail":"d"}`+"\n") {
+		t.Fatalf("written: %q %v", b.String(), err)
+	}
+}

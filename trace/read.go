@@ -191,16 +191,18 @@ func (tr *Reader) wrap(err error) error { return &FormatError{Line: tr.line, Err
 // rawEvent has pointers for the fields an event kind requires, so that a
 // missing field is told apart from a zero one.
 type rawEvent struct {
-	T     *float64 `json:"t"`
-	Ev    string   `json:"ev"`
-	Node  *cs.ID   `json:"node"`
-	To    *cs.ID   `json:"to"`
-	From  *cs.ID   `json:"from"`
-	Who   *cs.ID   `json:"who"`
-	Msg   *string  `json:"msg"`
-	Words int      `json:"words"`
-	Op    string   `json:"op"`
-	State string   `json:"state"`
+	T      *float64 `json:"t"`
+	Ev     string   `json:"ev"`
+	Node   *cs.ID   `json:"node"`
+	To     *cs.ID   `json:"to"`
+	From   *cs.ID   `json:"from"`
+	Who    *cs.ID   `json:"who"`
+	Msg    *string  `json:"msg"`
+	Words  int      `json:"words"`
+	Op     string   `json:"op"`
+	State  string   `json:"state"`
+	Kind   string   `json:"kind"`
+	Detail string   `json:"detail"`
 }
 
 // eventFields says what each field of an event holds, for the errors of a
@@ -209,6 +211,7 @@ var eventFields = map[string]string{
 	"t": "a finite number", "ev": "a string", "node": "a process id (an integer)",
 	"to": "a process id (an integer)", "from": "a process id (an integer)", "who": "a process id (an integer)",
 	"msg": "a string", "words": "an integer", "op": `"entry" or "exit"`, "state": `"InCS" or "OutCS"`,
+	"kind": `"bounds", "deadlock", "convention" or "error"`, "detail": "a string",
 }
 
 // Next returns the next event, io.EOF after the last one, or a
@@ -247,8 +250,14 @@ func (tr *Reader) Next() (Event, error) {
 			return Event{}, tr.wrap(&fieldError{Field: "state", Want: eventFields["state"], Got: strconv.Quote(r.State)})
 		}
 	case EvCrash:
+	case EvVerdict:
+		switch r.Kind {
+		case KindBounds, KindDeadlock, KindConvention, KindError:
+		default:
+			return Event{}, tr.wrap(&fieldError{Field: "kind", Want: eventFields["kind"], Got: strconv.Quote(r.Kind), Of: r.Ev + " event"})
+		}
 	default:
-		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash or suspect", Got: strconv.Quote(r.Ev)}
+		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect or verdict", Got: strconv.Quote(r.Ev)}
 		if r.Ev == "" {
 			f.Got = "nothing"
 		}
@@ -268,6 +277,9 @@ func (tr *Reader) Next() (Event, error) {
 		return Event{}, missing("msg")
 	}
 	ev := Event{T: *r.T, Ev: r.Ev, Node: *r.Node, Words: r.Words, Op: r.Op, State: r.State}
+	if r.Ev == EvVerdict {
+		ev.Kind, ev.Detail = r.Kind, r.Detail
+	}
 	switch r.Ev {
 	case EvSend:
 		ev.To = *r.To

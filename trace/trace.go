@@ -52,6 +52,11 @@ const (
 	EvState   = "state"
 	EvCrash   = "crash"
 	EvSuspect = "suspect"
+	// EvVerdict ends a trace whose runtime found a violation only after
+	// the header was written (the simulator): its "kind" and "detail" are
+	// a Claim, which trace check then confirms as it does the header's
+	// "demonstrates". "node" is 0; nothing may follow it.
+	EvVerdict = "verdict"
 )
 
 // Header is the first line of a trace: the run's configuration.
@@ -367,6 +372,9 @@ type Event struct {
 	Words int     `json:"words,omitempty"`
 	Op    string  `json:"op,omitempty"`
 	State string  `json:"state,omitempty"`
+	// Kind and Detail are a verdict's Claim.
+	Kind   string `json:"kind,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Writer writes a trace. It formats events by hand (no reflection), so
@@ -487,6 +495,15 @@ func (tw *Writer) Suspect(t float64, node, who cs.ID) {
 	tw.end(appendField(tw.start(t, EvSuspect, node), "who", int64(who)))
 }
 
+// Verdict ends the trace with the violation c the run found (EvVerdict).
+func (tw *Writer) Verdict(t float64, c Claim) {
+	b := appendString(tw.start(t, EvVerdict, 0), "kind", c.Kind)
+	if c.Detail != "" {
+		b = appendString(b, "detail", c.Detail)
+	}
+	tw.end(b)
+}
+
 // Event records ev by the method of its kind (Send, Recv, ...), with the
 // fields of that kind; an event of an unknown kind is left out. "op" and
 // "state" other than "exit" and "InCS" are taken as "entry" and "OutCS".
@@ -512,6 +529,8 @@ func (tw *Writer) Event(ev Event) {
 		tw.Crash(ev.T, ev.Node)
 	case EvSuspect:
 		tw.Suspect(ev.T, ev.Node, ev.Who)
+	case EvVerdict:
+		tw.Verdict(ev.T, Claim{Kind: ev.Kind, Detail: ev.Detail})
 	}
 }
 

@@ -81,7 +81,7 @@ verdict not confirmed.`,
 		case rep.Claim == nil || rep.Confirmation == trace.Confirmed:
 			return errFailure
 		}
-		return badInput("trace check %s: %s: the %s the header claims", name, rep.Confirmation, rep.Claim.Kind)
+		return badInput("trace check %s: %s: the %s the trace claims", name, rep.Confirmation, rep.Claim.Kind)
 	},
 }
 
@@ -116,7 +116,7 @@ func traceReadError(name string, err error) error {
 // the violation or the summary.
 func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 	if cl := rep.Claim; cl != nil {
-		fmt.Fprintf(w, "%s: %s (the header's claim): %s\n", rep.Confirmation, cl.Kind, rep.ClaimNote)
+		fmt.Fprintf(w, "%s: %s (the trace's claim): %s\n", rep.Confirmation, cl.Kind, rep.ClaimNote)
 		if cl.Detail != "" {
 			fmt.Fprintf(w, "claimed: %s\n", cl.Detail)
 		}

@@ -55,7 +55,7 @@ func TestTraceCheckReadsCheckerTraces(t *testing.T) {
 		t.Fatalf("check: exit %d\n%s", code, out)
 	}
 	code, out := runCLI(t, "trace", "check", cx)
-	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") || !strings.HasPrefix(out, "confirmed: bounds (the header's claim): line ") {
+	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") || !strings.HasPrefix(out, "confirmed: bounds (the trace's claim): line ") {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 }
@@ -149,14 +149,29 @@ func TestTraceCheckConfirmsCheckerVerdicts(t *testing.T) {
 		t.Fatalf("check: exit %d\n%s", code, out)
 	}
 	code, out := runCLI(t, "trace", "check", cx)
-	if code != 1 || !strings.HasPrefix(out, "confirmed: deadlock (the header's claim): at the end no message is in transit to a live process and every live process waits in a request (P1 entry, P2 entry, P3 entry, P4 entry)\n") {
+	if code != 1 || !strings.HasPrefix(out, "confirmed: deadlock (the trace's claim): at the end no message is in transit to a live process and every live process waits in a request (P1 entry, P2 entry, P3 entry, P4 entry)\n") {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 	budget := writeFile(t, "budget.jsonl", strings.Replace(cliHeader, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"deadlock"}`, 1)+
 		`{"t":1,"ev":"request","node":1,"op":"entry"}`+"\n")
 	code, out, errOut := runCLIErr(t, "", "trace", "check", budget)
-	if code != 2 || !strings.HasPrefix(out, "cannot confirm: deadlock (the header's claim): at the end P1 entry is waiting but P2 could still call") ||
-		!strings.Contains(out, "\nreplayed: 1 event,") || !strings.HasSuffix(errOut, "cannot confirm: the deadlock the header claims\n") {
+	if code != 2 || !strings.HasPrefix(out, "cannot confirm: deadlock (the trace's claim): at the end P1 entry is waiting but P2 could still call") ||
+		!strings.Contains(out, "\nreplayed: 1 event,") || !strings.HasSuffix(errOut, "cannot confirm: the deadlock the trace claims\n") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestSimTraceClaimsItsVerdict: the simulator writes its header before the
+// run, so a run that finds a violation ends its trace with a verdict event,
+// and trace check confirms it instead of answering ok. The published
+// Maekawa deadlocks on grid(4) with this seed.
+func TestSimTraceClaimsItsVerdict(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.jsonl")
+	if code, out := runCLI(t, "sim", "--alg", "maekawa-paper", "--n", "4", "--coterie", "grid", "--entries", "5", "--lambda", "10", "--E", "0.5", "--tt-dist", "exp", "--seed", "51", "--trace", p); code != 1 || !strings.Contains(out, "violation: deadlock") {
+		t.Fatalf("sim: exit %d\n%s", code, out)
+	}
+	code, out := runCLI(t, "trace", "check", p)
+	if code != 1 || !strings.HasPrefix(out, "confirmed: deadlock (the trace's claim)") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 }
