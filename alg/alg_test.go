@@ -126,6 +126,8 @@ func TestReadSpec(t *testing.T) {
 		`{"alg":"gcs","n":"ten"}`: `field "n": a JSON string is not allowed here (want an integer)`,
 		`{"alg":"gcs","m":1}`:     `unknown field "m": the fields are`,
 		`{"alg":"gcs"} {}`:        "more than one JSON value",
+		`{"alg":"","n":4}`:        `field "alg" is empty`,
+		`{"alg":"gcs","n":0}`:     `field "n" = 0 is out of range`,
 		"{\n\"alg\":}":            "line 2: not valid JSON",
 	} {
 		_, err := ReadSpec(write(body))

@@ -264,6 +264,17 @@ func ParseSpec(name string, b []byte) (Spec, error) {
 	if d.More() {
 		return Spec{}, fmt.Errorf("%s: more than one JSON value: a problem file is one object", name)
 	}
+	// A field given with its zero value is not a field left out: "n":0 or
+	// "alg":"" must not quietly become the command's default.
+	var given map[string]json.RawMessage
+	if json.Unmarshal(b, &given) == nil {
+		if _, ok := given["alg"]; ok && s.Alg == "" {
+			return Spec{}, fmt.Errorf("%s: field \"alg\" is empty: name an algorithm, or leave the field out", name)
+		}
+		if _, ok := given["n"]; ok && s.N < 1 {
+			return Spec{}, fmt.Errorf("%s: field \"n\" = %d is out of range: need n >= 1, or leave the field out", name, s.N)
+		}
+	}
 	return s, nil
 }
 
