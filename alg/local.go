@@ -203,8 +203,8 @@ func localBounds(a Algorithm, g *topology.Graph, s Spec) (topology.Bounds, error
 
 // localBytes is the size of an l_i-LMUTIN machine: a few words, and sets
 // and timestamps per neighbour (measured: 18 bytes a neighbour on
-// complete:1000), for the largest neighbourhood.
-func localBytes(p cs.Params) int64 { return 512 + 18*int64(maxDegree(p)+1) }
+// complete:1000, 18.7 on complete:2000), for the largest neighbourhood.
+func localBytes(p cs.Params) int64 { return 512 + 20*int64(maxDegree(p)+1) }
 
 // maxDegree is the largest |N_i|.
 func maxDegree(p cs.Params) int {
