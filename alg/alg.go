@@ -62,6 +62,16 @@ type Algorithm struct {
 // (reply_count and defer_count) and a few words.
 func raymondBytes(p cs.Params) int64 { return 9*int64(p.N) + 256 }
 
+// variant returns the name suffix and the summary note of an algorithm's
+// published variant (paper set), which runs the pseudo-code as written:
+// "-paper" and " as published (flaw)"; the corrected variant gets neither.
+func variant(paper bool, flaw string) (suffix, note string) {
+	if !paper {
+		return "", ""
+	}
+	return "-paper", " as published (" + flaw + ")"
+}
+
 // globalBounds is the Property of the algorithms of the global family:
 // p.L <= #InCS <= p.K over all processes.
 func globalBounds(p cs.Params) (*property.Property, error) {

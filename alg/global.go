@@ -21,9 +21,10 @@ func maekawaBytes(p cs.Params) int64 {
 // (docs/maekawa.md).
 func init() {
 	for _, v := range []maekawa.Variant{maekawa.Fixed, maekawa.Paper} {
-		name, note, build := maekawa.Name, "", maekawa.New
+		suffix, note := variant(v == maekawa.Paper, "may deadlock")
+		name, build := maekawa.Name+suffix, maekawa.New
 		if v == maekawa.Paper {
-			name, note, build = maekawa.Name+"-paper", " as published (may deadlock)", maekawa.NewPaper
+			build = maekawa.NewPaper
 		}
 		registry = append(registry, Algorithm{
 			Name:     name,

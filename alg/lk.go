@@ -26,10 +26,7 @@ import (
 // option kmex=raymond replaces Co(MUTIN(n-k)) by Raymond's k-mutex.
 func init() {
 	for _, v := range []mutin.Variant{mutin.Fixed, mutin.Paper} {
-		suffix, note := "", ""
-		if v == mutin.Paper {
-			suffix, note = "-paper", " as published (may deadlock)"
-		}
+		suffix, note := variant(v == mutin.Paper, "may deadlock")
 		registry = append(registry,
 			Algorithm{
 				Name:     mutin.Name + suffix,
@@ -72,13 +69,21 @@ func init() {
 	}
 }
 
+// The choices of the mx and kmex options.
+const (
+	mxMaekawa = "maekawa"  // Maekawa's algorithm, as in the paper
+	mxRA      = "ra"       // Ricart-Agrawala: Raymond's algorithm with k = 1
+	kmexCo    = "co-mutin" // Co(MUTIN(n-k)), as in the paper
+	kmexRaym  = "raymond"  // Raymond's k-mutual exclusion
+)
+
 // mxOption chooses the mutual-exclusion object inside MUTIN.
 var mxOption = Option{
 	Name:    "mx",
 	Help:    "the mutual-exclusion object inside MUTIN (Kamei-Kakugawa 2019, section 3.4)",
 	Kind:    Choice,
-	Default: "maekawa",
-	Choices: []string{"maekawa", "ra"},
+	Default: mxMaekawa,
+	Choices: []string{mxMaekawa, mxRA},
 }
 
 // kmexOption chooses the k-mutual exclusion object inside (l,k)-GCS.
@@ -86,14 +91,14 @@ var kmexOption = Option{
 	Name:    "kmex",
 	Help:    "the k-mutual exclusion object inside (l,k)-GCS (Kamei-Kakugawa 2019, Algorithm 3)",
 	Kind:    Choice,
-	Default: "co-mutin",
-	Choices: []string{"co-mutin", "raymond"},
+	Default: kmexCo,
+	Choices: []string{kmexCo, kmexRaym},
 }
 
 // mutinOptions builds MUTIN's options for variant v from p's mx option.
 func mutinOptions(p cs.Params, v mutin.Variant) mutin.Options {
 	o := mutin.Options{Mx: maekawa.New, Variant: v}
-	if p.Options.String(mxOption.Name) == "ra" {
+	if p.Options.String(mxOption.Name) == mxRA {
 		o.Mx = func(q cs.Params) ([]cs.Machine, error) {
 			return raymond.New(cs.Params{N: q.N, K: 1})
 		}
@@ -108,9 +113,9 @@ func gcsOptions(v mutin.Variant) gcs.Options {
 		Lmin: func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
 		Kmex: func(p cs.Params) ([]cs.Machine, error) {
 			switch k := p.Options.String(kmexOption.Name); k {
-			case "raymond":
+			case kmexRaym:
 				return raymond.New(cs.Params{N: p.N, K: p.K, Initial: p.Initial})
-			case "co-mutin":
+			case kmexCo:
 				return kmutex.New(p, mutinOptions(p, v))
 			default:
 				return nil, fmt.Errorf("kmex = %q: choose co-mutin or raymond", k)
@@ -123,7 +128,7 @@ func gcsOptions(v mutin.Variant) gcs.Options {
 // mx child.
 func mutinBytes(p cs.Params) int64 {
 	mx := maekawaBytes(p)
-	if p.Options.String(mxOption.Name) == "ra" {
+	if p.Options.String(mxOption.Name) == mxRA {
 		mx = raymondBytes(p)
 	}
 	return 384 + 3*int64(p.N)/4 + mx
@@ -135,7 +140,7 @@ func kmutexBytes(p cs.Params) int64 { return mutinBytes(p) + 128 }
 // gcsBytes is the size of a (l,k)-GCS machine: its two children.
 func gcsBytes(p cs.Params) int64 {
 	kmex := kmutexBytes(p)
-	if p.Options.String(kmexOption.Name) == "raymond" {
+	if p.Options.String(kmexOption.Name) == kmexRaym {
 		kmex = raymondBytes(p)
 	}
 	return mutinBytes(p) + kmex + 128

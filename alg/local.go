@@ -24,10 +24,7 @@ import (
 // InCS for lmutex, a minimal set InCS for lmutin.
 func init() {
 	for _, v := range []lmutin.Variant{lmutin.Fixed, lmutin.Paper} {
-		suffix, note := "", ""
-		if v == lmutin.Paper {
-			suffix, note = "-paper", " as published (an undefined step)"
-		}
+		suffix, note := variant(v == lmutin.Paper, "an undefined step")
 		registry = append(registry,
 			Algorithm{
 				Name:           lmutin.Name + suffix,

@@ -42,21 +42,22 @@ const (
 	Incomplete Verdict = "incomplete"
 )
 
-// Kinds of violations.
+// Kinds of violations: the trace format's, which a counterexample trace
+// claims and trace check confirms.
 const (
 	// KindBounds: a bound of the property broke after a state change or a
 	// crash; the detail names the bound.
-	KindBounds = "bounds"
+	KindBounds = trace.KindBounds
 	// KindConvention: a machine refused an Entry or Exit the checker made
 	// according to the invocation convention, or reported a state change
 	// that does not match its State() (the convention seen from the caller).
-	KindConvention = "convention"
+	KindConvention = trace.KindConvention
 	// KindError: a machine returned an error from Receive, Suspect or Trust
 	// (a message or detector input it cannot handle).
-	KindError = "error"
+	KindError = trace.KindError
 	// KindDeadlock: a pending request that no continuation can complete
 	// (docs/checker.md, "Deadlock under a budget").
-	KindDeadlock = "deadlock"
+	KindDeadlock = trace.KindDeadlock
 )
 
 // Config describes one model-checking problem.

@@ -26,15 +26,8 @@ func raymondMachines(t *testing.T, n, k int) []cs.Machine {
 	return ms
 }
 
-// global returns the global property lo <= #InCS <= hi over n processes.
-func global(t testing.TB, n, lo, hi int) *property.Property {
-	t.Helper()
-	p, err := property.Global(n, lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// global is testnet.GlobalProperty: lo <= #InCS <= hi over n processes.
+var global = testnet.GlobalProperty
 
 // build resolves algorithm name on n processes with bounds l and k (as far
 // as it takes them) and coterie cot, and returns its machines and property.

@@ -59,19 +59,19 @@ import (
 	"github.com/critsec/critsec/trace"
 )
 
-// Kinds of violations (the same names as the model checker's).
+// Kinds of violations: the trace format's, as the model checker's are.
 const (
 	// KindBounds: a bound of the property broke; the detail names it.
-	KindBounds = "bounds"
+	KindBounds = trace.KindBounds
 	// KindConvention: a machine refused an Entry or Exit made under the
 	// invocation convention, or reported a state change that does not match
 	// its request or its State().
-	KindConvention = "convention"
+	KindConvention = trace.KindConvention
 	// KindError: a machine returned an error from Receive or Suspect, or
 	// sent to a process that does not exist.
-	KindError = "error"
+	KindError = trace.KindError
 	// KindDeadlock: no event is left while some request is pending.
-	KindDeadlock = "deadlock"
+	KindDeadlock = trace.KindDeadlock
 )
 
 // Why a run stopped (Result.Stop).

@@ -14,20 +14,12 @@ import (
 	"github.com/critsec/critsec/alg/raymond"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/internal/testnet"
-	"github.com/critsec/critsec/property"
 	"github.com/critsec/critsec/sim"
 	"github.com/critsec/critsec/trace"
 )
 
-// global returns the global property lo <= #InCS <= hi over n processes.
-func global(t testing.TB, n, lo, hi int) *property.Property {
-	t.Helper()
-	p, err := property.Global(n, lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// global is testnet.GlobalProperty: lo <= #InCS <= hi over n processes.
+var global = testnet.GlobalProperty
 
 func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 	t.Helper()

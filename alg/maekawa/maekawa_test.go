@@ -19,11 +19,7 @@ import (
 // mutex is the property of mutual exclusion on n processes.
 func mutex(t *testing.T, n int) *property.Property {
 	t.Helper()
-	p, err := property.Global(n, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testnet.GlobalProperty(t, n, 0, 1)
 }
 
 func build(t *testing.T, p cs.Params, v maekawa.Variant) []cs.Machine {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -203,26 +202,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if tf != nil {
 		traceErr = f.writeTrace(tf, pr, res)
 	}
-	out := cmd.OutOrStdout()
-	if f.json {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%s\n", b)
-	} else {
-		printCheck(out, s, f.tracePath)
+	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
+		return err
 	}
-	if traceErr != nil {
-		if res.Verdict == check.OK {
-			return traceErr
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", traceErr)
-	}
-	if res.Verdict != check.OK {
-		return errFailure
-	}
-	return nil
+	return outcome(cmd, res.Verdict != check.OK, traceErr)
 }
 
 // writeTrace writes the counterexample of res to tf, the open --trace

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -203,28 +202,13 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 	}
 	s := newSimSummary(pr, &cfg, res)
-	w := cmd.OutOrStdout()
-	if f.json {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%s\n", b)
-	} else {
-		printSim(w, s, f.tracePath)
+	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printSim(w, s, f.tracePath) }); err != nil {
+		return err
 	}
-	// A violation's status (1) wins over the trace's I/O error's (3).
 	if traceErr != nil {
-		err := fmt.Errorf("--trace %s: %w", f.tracePath, traceErr)
-		if res.Violation == nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "critsec: %v\n", err)
+		traceErr = fmt.Errorf("--trace %s: %w", f.tracePath, traceErr)
 	}
-	if res.Violation != nil || res.Stop == sim.StopMemory {
-		return errFailure
-	}
-	return nil
+	return outcome(cmd, res.Violation != nil || res.Stop == sim.StopMemory, traceErr)
 }
 
 // simSummary is the --json output; field order is the key order.

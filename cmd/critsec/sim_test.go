@@ -13,12 +13,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runCLI runs `critsec args...` and returns the exit status and standard
-// output. Afterwards every flag of every command is back at its default, as
-// in a fresh process (cobra keeps flag values between Execute calls, --help
-// included).
 // runCLI runs critsec with args and returns its exit status and what it
-// wrote to standard output followed by standard error.
+// wrote to standard output followed by standard error. Afterwards every
+// flag of every command is back at its default, as in a fresh process
+// (cobra keeps flag values between Execute calls, --help included).
 func runCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	code, out, errOut := runCLIErr(t, "", args...)

@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,7 @@ func TestExportedNamesDocumented(t *testing.T) {
 func undocumented(fset *token.FileSet, decl ast.Decl) []string {
 	at := func(n ast.Node, what string) string {
 		p := fset.Position(n.Pos())
-		return p.Filename[len("../../"):] + ":" + itoa(p.Line) + ": " + what
+		return p.Filename[len("../../"):] + ":" + strconv.Itoa(p.Line) + ": " + what
 	}
 	switch d := decl.(type) {
 	case *ast.FuncDecl:
@@ -105,17 +106,4 @@ func receiverType(e ast.Expr) string {
 		return t.Name
 	}
 	return ""
-}
-
-func itoa(i int) string {
-	var b [20]byte
-	p := len(b)
-	for {
-		p--
-		b[p] = byte('0' + i%10)
-		i /= 10
-		if i == 0 {
-			return string(b[p:])
-		}
-	}
 }

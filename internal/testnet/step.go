@@ -244,3 +244,14 @@ func MustGlobal(t testing.TB, ms []cs.Machine, lo, hi int, o Options) *Network {
 	}
 	return net
 }
+
+// GlobalProperty returns the global property lo <= #InCS <= hi over n
+// processes (property.Global), failing t if the bounds are not valid.
+func GlobalProperty(t testing.TB, n, lo, hi int) *property.Property {
+	t.Helper()
+	p, err := property.Global(n, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
