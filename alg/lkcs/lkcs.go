@@ -74,13 +74,12 @@ const (
 type Machine struct {
 	i cs.ID
 	// Constants shared between clones: N_i ∪ {P_i} (sorted, and as a
-	// set), the macros L_i and K_i, and whether P_i leads.
+	// set), the macros L_i and K_i (Algorithm 3), and the leader P_LDR.
 	closed []cs.ID
 	member *cs.Set
-	bigL   int
-	bigK   int
-	leader bool
-	lder   cs.ID
+	macroL int
+	macroK int
+	ldr    cs.ID
 
 	state cs.State
 	phase phase
@@ -119,7 +118,7 @@ func New(p cs.Params) ([]cs.Machine, error) {
 		id := cs.ID(idx + 1)
 		closed := topology.Closed(id, ns)
 		member := cs.NewSet(closed...)
-		m := &Machine{i: id, closed: closed, member: &member, bigL: pr.L[idx], bigK: pr.K[idx], leader: id == pr.Leader, lder: pr.Leader, ts: 1}
+		m := &Machine{i: id, closed: closed, member: &member, macroL: pr.L[idx], macroK: pr.K[idx], ldr: pr.Leader, ts: 1}
 		if in.Has(id) {
 			m.state = cs.InCS
 		}
@@ -207,7 +206,7 @@ func (m *Machine) advance(env cs.Env) error {
 			}
 			return nil
 		}
-		if !m.leader || m.waiting() != size {
+		if m.i != m.ldr || m.waiting() != size {
 			return nil
 		}
 		// The configuration may be in a deadlock.
@@ -243,9 +242,9 @@ func (m *Machine) nominate(env cs.Env) error {
 	// proof of Lemma 5 speaks of the limits themselves (docs/local-lk-cs.md).
 	var at At
 	switch {
-	case len(m.grantedTo[Mutin]) == len(m.closed)-1-m.bigL: // |N_LDR| - L_LDR
+	case len(m.grantedTo[Mutin]) == len(m.closed)-1-m.macroL: // |N_LDR| - L_LDR
 		at = Mutex
-	case len(m.grantedTo[Mutex]) == m.bigK-1:
+	case len(m.grantedTo[Mutex]) == m.macroK-1:
 		at = Mutin
 	default:
 		return nil // neither case: no Trigger is sent
@@ -290,9 +289,9 @@ func (m *Machine) candidate(at At) (stamp.Stamp, bool) {
 // cond is Cond_i for type at (Algorithm 3).
 func (m *Machine) cond(at At) bool {
 	if at == Mutex {
-		return len(m.grantedTo[Mutex]) < m.bigK
+		return len(m.grantedTo[Mutex]) < m.macroK
 	}
-	return len(m.grantedTo[Mutin]) < len(m.closed)-m.bigL
+	return len(m.grantedTo[Mutin]) < len(m.closed)-m.macroL
 }
 
 // Receive handles the messages of Algorithms 5 and 7.
@@ -341,8 +340,8 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 		m.pendingReq[at] = m.pendingReq[at].Insert(gone)
 		m.grantNext(env, at)
 	case Trigger:
-		if from != m.lder {
-			return fmt.Errorf("%w: P%d got Trigger from P%d, which is not the leader P%d", cs.ErrUnexpected, m.i, from, m.lder)
+		if from != m.ldr {
+			return fmt.Errorf("%w: P%d got Trigger from P%d, which is not the leader P%d", cs.ErrUnexpected, m.i, from, m.ldr)
 		}
 		at := msg.At
 		ok := msg.TS == m.ts && m.nGrants[at].Len() < len(m.closed) &&
@@ -407,5 +406,5 @@ func (m *Machine) AppendState(b []byte) []byte {
 
 // String names the algorithm and the macros, e.g. "lkcs(L_3=1,K_3=2)".
 func (m *Machine) String() string {
-	return fmt.Sprintf("%s(L_%d=%d,K_%d=%d)", Name, m.i, m.bigL, m.i, m.bigK)
+	return fmt.Sprintf("%s(L_%d=%d,K_%d=%d)", Name, m.i, m.macroL, m.i, m.macroK)
 }

@@ -80,11 +80,9 @@ type Machine struct {
 	i       cs.ID
 	variant Variant
 	// closed is N_i ∪ {P_i} in increasing order and member the same set;
-	// limit is |N_i| - l_i + 1, the most grants out at once. Constants
-	// shared between clones.
+	// l is l_i. Constants shared between clones.
 	closed []cs.ID
 	member *cs.Set
-	limit  int
 	l      int
 
 	state   cs.State
@@ -157,7 +155,7 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 		id := cs.ID(idx + 1)
 		closed := topology.Closed(id, ns)
 		member := cs.NewSet(closed...)
-		m := &Machine{i: id, variant: v, closed: closed, member: &member, limit: len(ns) - p.Li[idx] + 1, l: p.Li[idx]}
+		m := &Machine{i: id, variant: v, closed: closed, member: &member, l: p.Li[idx]}
 		if in.Has(id) {
 			m.state = cs.InCS
 		}
@@ -292,7 +290,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 // onRequest is the receipt of ⟨Request, ts_j, P_j⟩.
 func (m *Machine) onRequest(env cs.Env, r stamp.Stamp) {
 	m.pendingReq = m.pendingReq.Insert(r)
-	if len(m.grantedTo) < m.limit {
+	if len(m.grantedTo) < m.limit() {
 		m.grantNext(env)
 		return
 	}
@@ -348,6 +346,10 @@ func (m *Machine) AppendState(b []byte) []byte {
 	b = m.pendingReq.AppendBinary(b)
 	return cs.AppendInt(b, int64(m.preemptingNow))
 }
+
+// limit is |N_i| - l_i + 1, the most grants P_i has out at once
+// (Algorithm 2).
+func (m *Machine) limit() int { return len(m.closed) - m.l }
 
 // String names the algorithm and l_i, e.g. "lmutin(l_3=1)".
 func (m *Machine) String() string { return fmt.Sprintf("%s(l_%d=%d)", Name, m.i, m.l) }
