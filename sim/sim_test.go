@@ -560,3 +560,31 @@ func TestMaxHeap(t *testing.T) {
 		t.Fatalf("stop %q after %d entries, violation %v", res.Stop, res.Entries, res.Violation)
 	}
 }
+
+// TestUnheld: after a drain, Result.Unheld counts the pending requests that
+// no bound holds. For the global problem it is 0 whenever the run ends
+// without a violation (the exits left are held by l). For the local
+// family the simulator reports it without judging: l_i-LMUTIN on
+// complete:8 leaves two exits that either could take alone (the open
+// question of docs/local-lk-cs.md).
+func TestUnheld(t *testing.T) {
+	run := func(spec alg.Spec) *sim.Result {
+		pr, ms, err := alg.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 240, Drain: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run(alg.Spec{Alg: "gcs", N: 10}); res.Violation != nil || res.Pending == 0 || res.Unheld != 0 {
+		t.Fatalf("gcs: %d pending, %d unheld, violation %v", res.Pending, res.Unheld, res.Violation)
+	}
+	l := 1
+	res := run(alg.Spec{Alg: "lmutin", Topology: "complete:8", L: &l})
+	if res.Violation != nil || res.Unheld != 2 || res.Pending != 2 {
+		t.Fatalf("lmutin complete:8: %d pending, %d unheld, violation %v", res.Pending, res.Unheld, res.Violation)
+	}
+}

@@ -92,7 +92,7 @@ func simProgress(cmd *cobra.Command, f *simFlags) func(sim.Progress) {
 		return nil
 	}
 	start := time.Now()
-	last := start
+	last := start.Add(-time.Second) // the first report comes at once
 	return func(p sim.Progress) {
 		if time.Since(last) < time.Second {
 			return

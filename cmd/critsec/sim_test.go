@@ -327,3 +327,12 @@ func TestCheckedWriter(t *testing.T) {
 		t.Fatal("a write to /dev/full succeeded")
 	}
 }
+
+// TestSimProgress: --progress reports on standard error (the first report
+// at once, then at most one a second), and leaves standard output alone.
+func TestSimProgress(t *testing.T) {
+	code, out, errOut := runCLIErr(t, "", "sim", "--entries", "1000", "--progress")
+	if code != 0 || !strings.HasPrefix(errOut, "progress: ") || !strings.Contains(errOut, " entries of 1000, ") || strings.Contains(out, "progress:") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
