@@ -33,6 +33,13 @@ func (r Run) EstimateBytes() float64 {
 	if r.Alg == "raymond" {
 		return baseBytes + raymondPerN2*n*n
 	}
+	if r.Topology != "" {
+		// A local request goes to N_i ∪ {P_i}: Σ(|N_i|+1) = n + 2·links
+		// messages in flight when every process asks at once, counted
+		// like MUTIN's n·|Q|, twice for LKCS's two sub-protocols; the
+		// machines hold per-neighbour sets, no n-bit ones.
+		return baseBytes + 2*mutinPerNQ*(n+2*float64(r.Links))
+	}
 	q := n
 	if _, largest, err := coterie.Size(r.Coterie, r.N); err == nil {
 		q = float64(largest)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/internal/causal"
 	"github.com/critsec/critsec/sim"
 )
 
@@ -13,8 +14,9 @@ import (
 // paper (transit Tt = 1, no local cost: Ts = Tr = 0), with constant or
 // exponential transit times (Common.TransitDist).
 type Run struct {
-	// Label names the line the run belongs to in tables and plots.
-	Label string
+	// Label names the line the run belongs to in tables and plots; Load,
+	// when set, names its workload (the local study's loads).
+	Label, Load string
 	// Alg is a registered algorithm (alg.Lookup); Coterie is majority or
 	// grid for the quorum-based ones and ignored by the others.
 	Alg, Coterie string
@@ -24,6 +26,18 @@ type Run struct {
 	// Lambda and E are the workload: time OutCS ~ Exp(mean 1/Lambda),
 	// time InCS ~ Exp(mean E).
 	Lambda, E float64
+	// Topology is the communication graph of a local algorithm (a
+	// topology spec or edge-list file); N must be its size and Links its
+	// number of links (for EstimateBytes). With it the uniform L and K are
+	// clamped to each neighbourhood (alg.Spec.Clamp) and the run counts
+	// messages per process (Outcome.Counts). Empty: complete:N.
+	Topology string
+	Links    int
+	// KeepViolations makes a violation (a deadlock, a broken bound, an
+	// undefined step) a measured outcome, in Outcome.Result.Violation,
+	// instead of an error: for studies that run published algorithms
+	// known to break (lkcs-paper).
+	KeepViolations bool
 	Common
 }
 
@@ -48,12 +62,18 @@ type Outcome struct {
 	// MeanQ is the mean quorum size |Q_i| over the processes, 0 for an
 	// algorithm without quorums.
 	MeanQ float64
+	// Counts attributes every message of a run with a Topology to the
+	// process whose Entry or Exit caused it (internal/causal, the local
+	// paper's section 2.3); nil for other runs. Sizes[i] is |N_i|+1 of
+	// process i+1.
+	Counts *causal.Counts
+	Sizes  []int
 }
 
 // Simulate builds the machines of r (the algorithm's default initial
 // configuration) and runs them to the end of the drain. A run that violates
-// the algorithm's bounds or deadlocks is an error: a study never reports
-// numbers from a broken run.
+// the algorithm's bounds or deadlocks is an error, unless r.KeepViolations:
+// a study never reports numbers from a broken run as if it were whole.
 func (r Run) Simulate() (Outcome, error) {
 	pr, err := r.resolve()
 	if err != nil {
@@ -69,6 +89,12 @@ func (r Run) Simulate() (Outcome, error) {
 		out.MeanQ += float64(len(q))
 	}
 	out.MeanQ /= float64(r.N)
+	if r.Topology != "" {
+		ms, out.Counts = causal.Wrap(ms)
+		for _, ns := range pr.Params.Neighbors {
+			out.Sizes = append(out.Sizes, len(ns)+1)
+		}
+	}
 	res, err := sim.Run(sim.Config{
 		Machines: ms, Property: pr.Property,
 		Lambda: r.Lambda, E: r.E, Tt: 1, TransitDist: r.TransitDist,
@@ -77,7 +103,7 @@ func (r Run) Simulate() (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)
 	}
-	if v := res.Violation; v != nil {
+	if v := res.Violation; v != nil && !r.KeepViolations {
 		return Outcome{}, fmt.Errorf("%s: %s at t=%g: %s", r.describe(), v.Kind, v.Time, v.Detail)
 	}
 	out.Result = res
@@ -93,6 +119,9 @@ func (r Run) resolve() (*alg.Problem, error) {
 		return nil, err
 	}
 	spec := a.SpecFor(r.N, r.L, r.K)
+	if r.Topology != "" {
+		spec.Topology, spec.N, spec.Clamp = r.Topology, r.N, true
+	}
 	if a.Quorums {
 		spec.Coterie = r.Coterie
 	}
@@ -100,8 +129,12 @@ func (r Run) resolve() (*alg.Problem, error) {
 }
 
 func (r Run) describe() string {
-	return fmt.Sprintf("%s (alg %s, coterie %s, n=%d l=%d k=%d, lambda=%g E=%g, seed %d)",
-		r.Label, r.Alg, r.Coterie, r.N, r.L, r.K, r.Lambda, r.E, r.Seed)
+	where := "coterie " + r.Coterie
+	if r.Topology != "" {
+		where = "topology " + r.Topology
+	}
+	return fmt.Sprintf("%s (alg %s, %s, n=%d l=%d k=%d, lambda=%g E=%g, seed %d)",
+		r.Label, r.Alg, where, r.N, r.L, r.K, r.Lambda, r.E, r.Seed)
 }
 
 // SimulateAll runs every run on up to workers goroutines (at least one) and

@@ -30,29 +30,60 @@ type Table struct {
 	// written first under LabelName; empty when the study has none.
 	LabelName string
 	Labels    []string
+	// TagNames name further string columns, written after the label (e.g.
+	// a topology, a run's outcome); Tags holds them per row, nil for a row
+	// added with Add (written empty).
+	TagNames []string
+	Tags     [][]string
 }
 
 // Add appends a row.
 func (t *Table) Add(label string, vals ...float64) {
 	t.Labels = append(t.Labels, label)
 	t.Rows = append(t.Rows, vals)
+	t.Tags = append(t.Tags, nil)
+}
+
+// AddTagged appends a row with its tags (one per TagNames).
+func (t *Table) AddTagged(label string, tags []string, vals ...float64) {
+	t.Add(label, vals...)
+	t.Tags[len(t.Tags)-1] = tags
+}
+
+// head is the header line: the label's name, the tags' names, the numbers'.
+func (t *Table) head() []string {
+	var h []string
+	if t.LabelName != "" {
+		h = append(h, t.LabelName)
+	}
+	h = append(h, t.TagNames...)
+	return append(h, t.Header...)
+}
+
+// text returns the string columns of row i: its label and its tags.
+func (t *Table) text(i int) []string {
+	var rec []string
+	if t.LabelName != "" {
+		rec = append(rec, t.Labels[i])
+	}
+	for j := range t.TagNames {
+		tag := ""
+		if i < len(t.Tags) && j < len(t.Tags[i]) {
+			tag = t.Tags[i][j]
+		}
+		rec = append(rec, tag)
+	}
+	return rec
 }
 
 // WriteCSV writes the table with a header line.
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	head := t.Header
-	if t.LabelName != "" {
-		head = append([]string{t.LabelName}, head...)
-	}
-	if err := cw.Write(head); err != nil {
+	if err := cw.Write(t.head()); err != nil {
 		return err
 	}
 	for i, r := range t.Rows {
-		rec := make([]string, 0, len(r)+1)
-		if t.LabelName != "" {
-			rec = append(rec, t.Labels[i])
-		}
+		rec := t.text(i)
 		for _, v := range r {
 			rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
 		}
@@ -68,16 +99,9 @@ func (t *Table) WriteCSV(w io.Writer) error {
 // at most 4 significant digits.
 func (t *Table) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := t.Header
-	if t.LabelName != "" {
-		head = append([]string{t.LabelName}, head...)
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	fmt.Fprintln(tw, strings.Join(t.head(), "\t")+"\t")
 	for i, r := range t.Rows {
-		rec := make([]string, 0, len(r)+1)
-		if t.LabelName != "" {
-			rec = append(rec, t.Labels[i])
-		}
+		rec := t.text(i)
 		for _, v := range r {
 			rec = append(rec, strconv.FormatFloat(v, 'g', 4, 64))
 		}
@@ -109,6 +133,8 @@ var palette = []color.Color{
 	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff},
 	color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
 	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff},
+	color.RGBA{0xbc, 0xbd, 0x22, 0xff}, color.RGBA{0x17, 0xbe, 0xcf, 0xff},
+	color.RGBA{0x00, 0x00, 0x00, 0xff}, color.RGBA{0x1a, 0x1a, 0x80, 0xff},
 }
 
 // Plot draws c from t into path; the file extension (.svg, .png, .pdf)
