@@ -150,49 +150,65 @@ type Skip struct {
 }
 
 // LocalRuns returns the runs of s, in the order algorithm, topology, load,
-// seed, and the pairs it skips. Violations are kept as outcomes
-// (Run.KeepViolations). An unknown algorithm or a topology that does not
-// build is an error.
-func LocalRuns(s LocalStudy) ([]Run, []Skip, error) {
+// seed. Violations are kept as outcomes (Run.KeepViolations). An unknown
+// or global algorithm, or a topology that does not build, is an error;
+// whether each algorithm can run on each topology is Applicable's to say.
+func LocalRuns(s LocalStudy) ([]Run, error) {
 	var runs []Run
-	var skips []Skip
 	graphs := make([]*topology.Graph, len(s.Topologies))
 	for i, t := range s.Topologies {
 		g, err := topology.ByName(t)
 		if err != nil {
-			return nil, nil, fmt.Errorf("topology %s: %w", t, err)
+			return nil, fmt.Errorf("topology %s: %w", t, err)
 		}
 		graphs[i] = g
 	}
 	for _, name := range s.Algs {
 		a, err := alg.Lookup(name)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !a.Local {
-			return nil, nil, fmt.Errorf("%s solves a global problem; the local study runs local algorithms", name)
+			return nil, fmt.Errorf("%s solves a global problem; the local study runs local algorithms", name)
 		}
 		l, k := LocalBounds(a)
 		for i, t := range s.Topologies {
 			g := graphs[i]
-			base := Run{Label: name, Alg: name, Topology: t, N: g.N(), Links: g.Edges(), L: l, K: k, KeepViolations: true,
-				Common: Common{Entries: s.EntriesPerProcess * int64(g.N()), TransitDist: s.TransitDist}}
-			if _, err := base.resolve(); err != nil {
-				skips = append(skips, Skip{Alg: name, Topology: t, Reason: err.Error()})
-				continue
-			}
 			for _, load := range s.Loads {
 				for _, seed := range s.Seeds {
-					r := base
-					r.Load = load.Name
+					r := Run{Label: name, Load: load.Name, Alg: name, Topology: t, N: g.N(), Links: g.Edges(), L: l, K: k,
+						KeepViolations: true, Common: Common{Entries: s.EntriesPerProcess * int64(g.N()), Seed: seed, TransitDist: s.TransitDist}}
 					r.Lambda, r.E = load.workload(g.N())
-					r.Seed = seed
 					runs = append(runs, r)
 				}
 			}
 		}
 	}
-	return runs, skips, nil
+	return runs, nil
+}
+
+// Applicable returns the runs whose problem resolves, in their order, and
+// one Skip for each algorithm and topology whose problem does not (it is
+// resolved once per pair: a large graph takes seconds).
+func Applicable(runs []Run) ([]Run, []Skip) {
+	var kept []Run
+	var skips []Skip
+	why := map[[2]string]error{}
+	for _, r := range runs {
+		key := [2]string{r.Alg, r.Topology}
+		err, done := why[key]
+		if !done {
+			_, err = r.resolve()
+			why[key] = err
+			if err != nil {
+				skips = append(skips, Skip{Alg: r.Alg, Topology: r.Topology, Reason: err.Error()})
+			}
+		}
+		if err == nil {
+			kept = append(kept, r)
+		}
+	}
+	return kept, skips
 }
 
 // whole reports whether the run ended as planned: its entries made and
@@ -455,7 +471,8 @@ type Plot struct {
 
 // LocalPlots returns the study's plots: for each load, messages per pair
 // against |N_i|+1 (LocalSizeTable's groups, one line per algorithm) with
-// the paper's bound lines 3, 6 and 12 times |N_i|+1, log-log; for each
+// the paper's bound lines 3, 6 and 12 times |N_i|+1, log-log, and the
+// same divided by |N_i|+1 (per-member-LOAD, the bounds flat); for each
 // algorithm, its mean Entry and Exit waiting times against lambda, one line
 // per topology, log-log, where they are positive (lmutin's Entry and
 // lmutex's Exit never wait; a group with no whole run has no point).
@@ -463,11 +480,12 @@ func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 	var plots []Plot
 	groups := sizeGroups(outs)
 	for _, load := range loads {
-		t := &Table{LabelName: "line", Header: []string{"size", "messages_per_pair"}}
+		t := &Table{LabelName: "line", Header: []string{"size", "messages_per_pair", "per_member"}}
 		var sizes []int
 		for _, g := range groups {
 			if g.load == load.Name {
-				t.Add(g.alg, float64(g.size), ratio(float64(g.msgs), float64(g.pairs)))
+				per := ratio(float64(g.msgs), float64(g.pairs))
+				t.Add(g.alg, float64(g.size), per, per/float64(g.size))
 				sizes = append(sizes, g.size)
 			}
 		}
@@ -481,12 +499,15 @@ func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 			label string
 		}{{3, "3(|N_i|+1): LMUTIN, LMUTEX best"}, {6, "6(|N_i|+1): LMUTIN, LMUTEX worst; LKCS best"}, {12, "12(|N_i|+1): LKCS worst"}} {
 			for _, s := range sizes {
-				t.Add(b.label, float64(s), b.c*float64(s))
+				t.Add(b.label, float64(s), b.c*float64(s), b.c)
 			}
 		}
 		plots = append(plots, Plot{Name: "messages-" + load.Name, Table: t, Chart: Chart{
 			Title: "Messages per Exit+Entry pair of P_i, " + load.Name + " load", X: "size", Y: "messages_per_pair",
-			LogX: true, LogY: true, XLabel: "|N_i|+1", YLabel: "messages per pair (attributed to P_i)"}})
+			LogX: true, LogY: true, XLabel: "|N_i|+1", YLabel: "messages per pair (attributed to P_i)"}},
+			Plot{Name: "per-member-" + load.Name, Table: t, Chart: Chart{
+				Title: "Messages per Exit+Entry pair of P_i / (|N_i|+1), " + load.Name + " load", X: "size", Y: "per_member",
+				LogX: true, XLabel: "|N_i|+1", YLabel: "messages per pair / (|N_i|+1)"}})
 	}
 	var algs []string
 	for _, o := range outs {

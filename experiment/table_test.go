@@ -139,3 +139,25 @@ func TestDecades(t *testing.T) {
 		}
 	}
 }
+
+// TestTableTags: tag columns follow the label in CSV and text, and a row
+// added without tags writes them empty.
+func TestTableTags(t *testing.T) {
+	tab := &Table{LabelName: "alg", TagNames: []string{"topology", "stop"}, Header: []string{"n"}}
+	tab.AddTagged("lmutin", []string{"ring:4", "entries"}, 4)
+	tab.Add("lkcs", 5)
+	var b strings.Builder
+	if err := tab.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "alg,topology,stop,n\nlmutin,ring:4,entries,4\nlkcs,,,5\n"; b.String() != want {
+		t.Errorf("CSV:\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := tab.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ring:4") || !strings.Contains(b.String(), "topology") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}
