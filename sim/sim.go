@@ -101,11 +101,12 @@ type Result struct {
 	// those still in transit or queued at the end.
 	Messages, Words, Delivered, Dropped, InFlight int64
 	// Pending is the number of live processes with a request not completed
-	// at the end; PendingExits of them wait to exit. After a drain,
-	// Unheld counts the pending requests that no bound holds (an exit that
-	// would leave every neighbourhood within its lower bound, an entry
-	// within its upper bound): for a global problem the run then ends in a
-	// deadlock violation; for a local one they are reported here.
+	// at the end; PendingExits of them wait to exit. After a drain, or at
+	// a deadlock violation with no event left, Unheld counts the pending
+	// requests that no bound holds (an exit that would leave every
+	// neighbourhood within its lower bound, an entry within its upper
+	// bound): for a global problem a drain then ends in a deadlock
+	// violation; for a local one they are reported here.
 	Pending, PendingExits, Unheld int
 	// EntryWait and ExitWait are the waiting times of completed Entry and
 	// Exit requests.
@@ -726,6 +727,8 @@ func (e *engine) finish() *Result {
 			r.InFlight++
 		}
 	}
+	// A deadlock found with no event left is as quiet as a drain's end.
+	quiet := r.Violation != nil && r.Violation.Kind == KindDeadlock && e.q.len() == 0
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]
 		if nd.crashed {
@@ -738,7 +741,7 @@ func (e *engine) finish() *Result {
 		if nd.pending == cs.Exit {
 			r.PendingExits++
 		}
-		if r.Drained && nd.pending != cs.None && !e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry) {
+		if (r.Drained || quiet) && nd.pending != cs.None && !e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry) {
 			r.Unheld++
 		}
 	}

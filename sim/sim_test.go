@@ -588,3 +588,17 @@ func TestUnheld(t *testing.T) {
 		t.Fatalf("lmutin complete:8: %d pending, %d unheld, violation %v", res.Pending, res.Unheld, res.Violation)
 	}
 }
+
+// TestUnheldAtDeadlock: a deadlock found with no event left counts the
+// pending requests no bound holds, as a drain's end does: two entries that
+// never complete, with room for both (bounds 0..2).
+func TestUnheldAtDeadlock(t *testing.T) {
+	ms := []cs.Machine{&greedy{self: 1, never: true}, &greedy{self: 2, never: true}}
+	res, err := sim.Run(sim.Config{Machines: ms, Property: global(t, 2, 0, 2), Lambda: 1, E: 1, Tt: 1, Entries: 1000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Violation; v == nil || v.Kind != sim.KindDeadlock || res.Pending != 2 || res.Unheld != 2 {
+		t.Fatalf("violation %v, %d pending, %d unheld; want a deadlock with 2 of each", v, res.Pending, res.Unheld)
+	}
+}
