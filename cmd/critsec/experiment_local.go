@@ -55,8 +55,9 @@ skipped with a note. A run that breaks (lkcs-paper deadlocks) is a row with
 its stop reason, left out of the message and waiting statistics.
 
 Writes local-runs.csv (one row per run), local-messages.csv (per algorithm,
-load and |N_i|+1), local-waiting.csv (per algorithm, topology and load) and
-the plots messages-LOAD and per-member-LOAD (messages per pair against |N_i|+1, with the bounds) and waiting-ALG-entry/exit (against lambda).`,
+load and |N_i|+1), local-waiting.csv (per algorithm, topology and load), the
+plots messages-LOAD and per-member-LOAD (messages per pair against |N_i|+1,
+with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 		Example: `  critsec experiment local --out docs/experiments/local
   critsec experiment local --algs lmutin --topologies ring,torus:6x6 --n 16 --loads light,heavy --seeds 2 --entries 20`,
 		Args: cobra.NoArgs,
