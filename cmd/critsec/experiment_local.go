@@ -93,7 +93,7 @@ with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 			if err := experiment.LocalRunTable(outs).SaveCSV(runsPath); err != nil {
 				return fmt.Errorf("%s: %w", runsPath, err)
 			}
-			fmt.Fprintf(w, "wrote %s (%d runs)\n\n", runsPath, len(runs))
+			fmt.Fprintf(w, "wrote %s (one row per run, %d in all)\n\n", runsPath, len(runs))
 			fmt.Fprintf(w, "Messages per Exit+Entry pair of P_i by |N_i|+1 (whole runs), with the paper's bounds\n")
 			if err := f.write(cmd, experiment.LocalSizeTable(outs), "local-messages", c.formats, nil, nil); err != nil {
 				return err
