@@ -27,41 +27,48 @@
 // system (critsec's checker explores every interleaving, where no timing
 // assumption holds):
 //
-//   - The token also carries a hop count: the number of times it has been
-//     passed. Since the token always goes to the head of its queue and new
-//     requesters join at the tail, a site that passes the token with
-//     semaphore S and queue q_1..q_L knows that its m-th visit from now, hop
-//     h+m, is at q_m, and that the token reaches q_m, m = min(S+1, L),
-//     without any RELEASE: q_1..q_{m-1} each take a slot. That is where the
-//     token will wait (q_{S+1} holds it with a zero semaphore) or rest (q_L,
-//     the queue empty).
-//   - A site in its CS that passes the token sends its RELEASE, when it
-//     exits, to that site and hop ("a previous site" of the abstract). Its
-//     REQUESTs go to the same place, the last one it computed (initially P1,
-//     hop 0, where the token starts). A REQUEST or RELEASE for hop h that
-//     arrives before the token's visit h is kept until the token comes; one
-//     that arrives after the token left is forwarded to the site it was
-//     passed to, for that visit: messages follow the token's path and catch
-//     it, since every forward goes to a later hop. This replaces the 1992
-//     timing assumption.
+//   - RELEASE. The token also carries a hop count, the number of times it
+//     has been passed. Since the token always goes to the head of its queue
+//     and new requesters join at the tail, a site that passes the token at
+//     hop h with semaphore S and queue q_1..q_L knows that visit h+m is at
+//     q_m, and that the token reaches q_m, m = min(S+1, L), without any
+//     RELEASE (q_1..q_{m-1} each take a slot): there it waits with a zero
+//     semaphore, or rests with an empty queue. A site that passes the token
+//     during its CS sends its RELEASE, when it exits, to that site for that
+//     hop ("a previous site" of the abstract). A RELEASE that comes before
+//     its visit is kept until the token comes; one that comes after the
+//     token left is forwarded, for the next visit, to the site the token
+//     was passed to: it follows the token's path and catches it where the
+//     token waits. This replaces the 1992 timing assumption.
+//   - REQUEST. How requests reach the token is not in the abstract; they
+//     follow Naimi and Trehel's last pointers (the 1-mutex algorithm that
+//     Bulgannawar and Vaidya extend): a requester sends REQUEST(i) to its
+//     last and sets last to itself; a site that gets REQUEST(j) appends j
+//     to the queue if it holds the token, keeps it for the token's queue if
+//     it waits for the token itself, and forwards it to its last otherwise;
+//     in every case last becomes j. A site that passes the token sets last
+//     to the tail of the queue. A chase of the token's own path was tried
+//     first: under heavy load the requests trailed the token one hop
+//     behind, 25 to 28 messages per entry.
 //   - A site that holds the token and is not waiting for it passes it at
 //     once to the head of the queue, even while it is in its CS; a site
 //     that holds the token with an empty queue keeps it, and enters or
 //     exits without messages (an exit then increments the semaphore).
 //   - Initial placement: the token at P1 with an empty queue and semaphore
-//     K (one token, so one site; P1 as in Suzuki-Kasami's TLA+
-//     specification and critsec's other token algorithms). No process
-//     starts InCS.
+//     K, every last at P1 (one token, so one site; P1 as in Suzuki-Kasami's
+//     TLA+ specification). No process starts InCS.
 //
 // Per entry this costs a REQUEST and its forwards, the TOKEN, and a RELEASE
-// when the site passed the token during its CS: 3 under heavy load, where
-// the predicted site still waits for the RELEASE and the REQUEST finds the
-// token near its prediction; under light load the REQUEST follows the path
-// the token took since the requester last saw it.
+// and its forwards when the site passed the token during its CS. Under
+// heavy load the token travels with a zero semaphore: it moves on as soon
+// as one RELEASE reaches it, and the other K-1 released slots trail it,
+// forwarded one hop a time (about 2+K messages per entry, where the 1992
+// synchronous analysis gives 3), which is also why the system then behaves
+// like one with a single token (Bulgannawar and Vaidya, section 4).
 //
 // Message sizes in words (cs.Message.Words; Bulgannawar and Vaidya,
 // section 4, Figure 5): TOKEN is 5 + |Q| (source, destination, type,
-// semaphore, hop count, the queue); REQUEST is 5 (requester, hop); RELEASE
+// semaphore, hop count, the queue); REQUEST is 4 (requester); RELEASE
 // is 4 (hop).
 package makki
 

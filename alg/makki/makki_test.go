@@ -1,0 +1,174 @@
+package makki_test
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/critsec/critsec/alg/makki"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/kmtest"
+	"github.com/critsec/critsec/internal/testnet"
+)
+
+func network(t *testing.T, n, k int) *testnet.Network {
+	t.Helper()
+	ms, err := makki.New(cs.Params{N: n, K: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testnet.MustGlobal(t, ms, 0, k, testnet.Options{Record: true})
+}
+
+func wantSent(t *testing.T, what string, net *testnet.Network, before, want map[string]int) {
+	t.Helper()
+	got := kmtest.Sent(net)
+	for k, v := range before {
+		got[k] -= v
+		if got[k] == 0 {
+			delete(got, k)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: sent %v, want %v", what, got, want)
+	}
+}
+
+// TestThreeMessages is the heavy-load pattern of the 1992 abstract, with
+// k = 1: P2 asks the site in its CS for the token (REQUEST), gets it with a
+// zero semaphore (TOKEN) and enters on the RELEASE of that previous site:
+// three messages.
+func TestThreeMessages(t *testing.T) {
+	net := network(t, 3, 1)
+	before := kmtest.Sent(net)
+	testnet.MustDo(t, net, "P1 entry", "expect P1 InCS")
+	wantSent(t, "P1 with the token", net, before, map[string]int{})
+	testnet.MustDo(t, net, "P2 entry", "drain", "expect P2 waits entry", "P1 exit", "drain", "expect P2 InCS")
+	wantSent(t, "P2", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1, "RELEASE": 1})
+}
+
+// TestSemaphore follows k = 2 slots on n = 5. P3's request goes to P1 (the
+// token's place), which passes the token: 2 messages, and P3 keeps the
+// token in its CS (empty queue). P4's request goes to P1 too and is
+// forwarded to P3 (P1's last), which passes the token with one free slot:
+// 3 messages; P3's exit then costs a RELEASE to P4, which holds the token.
+// P4's exit costs nothing, and P5's request is forwarded by P1 to P4, the
+// last requester P1 saw: 3 messages.
+func TestSemaphore(t *testing.T) {
+	net := network(t, 5, 2)
+	before := kmtest.Sent(net)
+	testnet.MustDo(t, net, "P3 entry", "drain", "expect P3 InCS")
+	wantSent(t, "P3", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1})
+
+	before = kmtest.Sent(net)
+	testnet.MustDo(t, net, "P4 entry", "drain", "expect P4 InCS", "expect P3 InCS")
+	wantSent(t, "P4 beside P3", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
+
+	before = kmtest.Sent(net)
+	testnet.MustDo(t, net, "P3 exit", "drain", "P4 exit", "drain")
+	wantSent(t, "P3 and P4 exit", net, before, map[string]int{"RELEASE": 1})
+	if !net.Machine(4).(*makki.Machine).HasToken() {
+		t.Error("the token is not at P4")
+	}
+
+	before = kmtest.Sent(net)
+	testnet.MustDo(t, net, "P5 entry", "drain", "expect P5 InCS")
+	wantSent(t, "P5", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
+}
+
+// TestAbsorb: a site waiting for the token keeps a request forwarded to it
+// and puts it in the queue when the token comes. With k = 1 on n = 4: P3
+// holds the token in its CS; P2's request goes P1 -> P3, P4's goes P1 -> P2
+// (P1's last is P2 by then) and reaches P2 first; P2 gets the token from P3
+// with P4 in its queue and passes it to P4 when it is done.
+func TestAbsorb(t *testing.T) {
+	net := network(t, 4, 1)
+	testnet.MustDo(t, net,
+		"P3 entry", "drain", "expect P3 InCS",
+		"P2 entry", "deliver P2->P1 REQUEST",
+		"P4 entry", "deliver P4->P1 REQUEST",
+		"deliver P1->P2 REQUEST", "expect P2 waits entry",
+		"deliver P1->P3 REQUEST", "drain", "expect P2 waits entry",
+		"P3 exit", "drain", "expect P2 InCS", "expect P4 waits entry",
+		"P2 exit", "drain", "expect P4 InCS")
+	// P3: REQUEST and TOKEN; P2 and P4: two REQUESTs each (one forward),
+	// a TOKEN and the RELEASE of the site before.
+	wantSent(t, "the whole run", net, nil, map[string]int{"REQUEST": 5, "TOKEN": 3, "RELEASE": 2})
+}
+
+// TestLateRelease: a RELEASE that reaches its site after the token left is
+// forwarded along the token's path. With k = 2 on n = 4, P1 passes the
+// token in its CS to P2 with one free slot, so its RELEASE is for P2; P2
+// passes it, in its CS with no slot left, to P3. P1's RELEASE then reaches
+// P2 after the token left and is forwarded to P3, which enters with it.
+func TestLateRelease(t *testing.T) {
+	net := network(t, 4, 2)
+	testnet.MustDo(t, net,
+		"P1 entry", "P2 entry", "drain", "expect P1 InCS", "expect P2 InCS",
+		"P3 entry", "drain", "expect P3 waits entry")
+	before := kmtest.Sent(net)
+	testnet.MustDo(t, net, "P1 exit", "drain", "expect P3 InCS")
+	wantSent(t, "P1's late RELEASE", net, before, map[string]int{"RELEASE": 2})
+	before = kmtest.Sent(net)
+	testnet.MustDo(t, net, "P2 exit", "drain", "P3 exit", "drain")
+	wantSent(t, "P2 and P3 exit", net, before, map[string]int{"RELEASE": 1})
+	if !net.Machine(3).(*makki.Machine).HasToken() {
+		t.Error("the token is not at P3")
+	}
+}
+
+// TestRandomSchedules runs random schedules on small systems within the
+// bound k.
+func TestRandomSchedules(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{3, 1}, {4, 2}, {5, 3}, {6, 6}} {
+		for seed := uint64(1); seed <= 10; seed++ {
+			ms, err := makki.New(cs.Params{N: c.n, K: c.k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := testnet.MustGlobal(t, ms, 0, c.k, testnet.Options{Seed: seed}).RunRandom(300); err != nil {
+				t.Errorf("n=%d k=%d seed %d: %v", c.n, c.k, seed, err)
+			}
+		}
+	}
+}
+
+// TestCheck explores every interleaving at n = 3 (k = 1, 2) with two CS
+// cycles per process (one under -short): ok; and an upper bound of 1 with
+// k = 2 is violated.
+func TestCheck(t *testing.T) {
+	budget := 4
+	if testing.Short() {
+		budget = 2
+	}
+	for _, k := range []int{1, 2} {
+		res := kmtest.Check(t, makki.New, 3, k, k, budget)
+		t.Logf("n=3 k=%d budget %d: %s, %d states", k, budget, res.Verdict, res.States)
+		if res.Verdict != check.OK {
+			t.Errorf("n=3 k=%d: %s %+v", k, res.Verdict, res.Violation)
+		}
+	}
+	res := kmtest.Check(t, makki.New, 3, 2, 1, 2)
+	if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
+		t.Errorf("k=2 checked against 1: %s %+v, want a bounds violation", res.Verdict, res.Violation)
+	}
+}
+
+// TestSimulation runs the 1995 study's model at n = 30, k = 3 over a range
+// of request rates and seeds: the bound holds after every event and every
+// request completes.
+func TestSimulation(t *testing.T) {
+	const n, k = 30, 3
+	seeds, entries := uint64(5), int64(3000)
+	if testing.Short() {
+		seeds, entries = 2, 500
+	}
+	for _, lambda := range []float64{0.01, 0.1, 1, 10} {
+		for seed := uint64(1); seed <= seeds; seed++ {
+			res := kmtest.Sim(t, makki.New, n, k, lambda, entries, seed)
+			if res.Violation != nil || res.Pending != 0 || res.Entries < entries || res.MaxInCS > k {
+				t.Fatalf("lambda %g seed %d: violation %v, %d pending, %d entries, max %d InCS", lambda, seed, res.Violation, res.Pending, res.Entries, res.MaxInCS)
+			}
+		}
+	}
+}
