@@ -32,8 +32,9 @@
 //     and new requesters join at the tail, a site that passes the token at
 //     hop h with semaphore S and queue q_1..q_L knows that visit h+m is at
 //     q_m, and that the token reaches q_m, m = min(S+1, L), without any
-//     RELEASE (q_1..q_{m-1} each take a slot): there it waits with a zero
-//     semaphore, or rests with an empty queue. A site that passes the token
+//     RELEASE from elsewhere (q_1..q_{m-1} each take a slot, and the last of
+//     them passes the token when it exits at the latest): there it waits
+//     with a zero semaphore, or rests with an empty queue. A site that passes the token
 //     during its CS sends its RELEASE, when it exits, to that site for that
 //     hop ("a previous site" of the abstract). A RELEASE that comes before
 //     its visit is kept until the token comes; one that comes after the
@@ -50,21 +51,26 @@
 //     to the tail of the queue. A chase of the token's own path was tried
 //     first: under heavy load the requests trailed the token one hop
 //     behind, 25 to 28 messages per entry.
-//   - A site that holds the token and is not waiting for it passes it at
-//     once to the head of the queue, even while it is in its CS; a site
-//     that holds the token with an empty queue keeps it, and enters or
-//     exits without messages (an exit then increments the semaphore).
+//   - Passing. The holder passes the token to the head of a non-empty
+//     queue at once when it is not in its CS, and, in its CS, as soon as
+//     the semaphore is nonzero (so others enter beside it); in its CS with
+//     a zero semaphore it keeps the token until a RELEASE comes or it
+//     exits, and an exit with the token here increments the semaphore
+//     without a message. Passing at once with a zero semaphore was tried
+//     first: the token then runs ahead with a zero semaphore, one RELEASE
+//     catches it at each site and the other K-1 trail it, forwarded a hop
+//     at a time (about 2+K messages per entry under heavy load).
 //   - Initial placement: the token at P1 with an empty queue and semaphore
 //     K, every last at P1 (one token, so one site; P1 as in Suzuki-Kasami's
 //     TLA+ specification). No process starts InCS.
 //
 // Per entry this costs a REQUEST and its forwards, the TOKEN, and a RELEASE
-// and its forwards when the site passed the token during its CS. Under
-// heavy load the token travels with a zero semaphore: it moves on as soon
-// as one RELEASE reaches it, and the other K-1 released slots trail it,
-// forwarded one hop a time (about 2+K messages per entry, where the 1992
-// synchronous analysis gives 3), which is also why the system then behaves
-// like one with a single token (Bulgannawar and Vaidya, section 4).
+// (and its forwards) when the site passed the token during its CS: about 3
+// under heavy load, where the REQUEST goes straight to the tail of the
+// queue, and 4 to 5 under light load, where it follows the last pointers
+// (the 1992 abstract says the count is large only under extremely light
+// traffic). Under heavy load the token visits every waiting site in turn,
+// which is why the delays are the longest (Bulgannawar and Vaidya).
 //
 // Message sizes in words (cs.Message.Words; Bulgannawar and Vaidya,
 // section 4, Figure 5): TOKEN is 5 + |Q| (source, destination, type,
@@ -359,7 +365,7 @@ func (m *Machine) serve(env cs.Env) {
 		m.phase = inCS
 		env.Changed(cs.InCS)
 	}
-	if len(m.q) == 0 {
+	if len(m.q) == 0 || (m.phase == inCS && m.s == 0) {
 		return
 	}
 	// The token visits q_m at hop+m and reaches q_steps without a RELEASE;
