@@ -82,6 +82,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/critsec/critsec/alg/internal/tokenk"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -139,15 +140,6 @@ func (m Request) AppendBinary(b []byte) []byte {
 // AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Release) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'R'), m.Hop) }
 
-// phase is the site's place in its request cycle.
-type phase uint8
-
-const (
-	idle phase = iota
-	waiting
-	inCS
-)
-
 // place is a visit of the token: the site and the hop.
 type place struct {
 	site cs.ID
@@ -157,7 +149,7 @@ type place struct {
 // Machine is site i's part of the algorithm.
 type Machine struct {
 	i, n, k int32
-	phase   phase
+	phase   tokenk.Phase
 	// has: the token is here, with queue q, semaphore s and hop.
 	has bool
 	q   []cs.ID
@@ -180,18 +172,7 @@ type Machine struct {
 }
 
 // Validate checks p: 1 <= k <= n, l = 0, and no process InCS initially.
-func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
-		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: %s solves k-mutual exclusion and guarantees no lower bound; use l = 0", p.L, Name)
-	}
-	if len(p.Initial) > 0 {
-		return fmt.Errorf("initial: %s starts with every process OutCS (the token idle at P1); give no initial processes InCS", Name)
-	}
-	return nil
-}
+func Validate(p cs.Params) error { return tokenk.Validate(p, Name, "the token idle at P1") }
 
 // New returns the machines of sites 1..n, in order, with the token at P1
 // (empty queue, semaphore k, hop 0).
@@ -214,20 +195,10 @@ func New(p cs.Params) ([]cs.Machine, error) {
 func (m *Machine) Self() cs.ID { return cs.ID(m.i) }
 
 // State is the process's state in the CS object.
-func (m *Machine) State() cs.State {
-	if m.phase == inCS {
-		return cs.InCS
-	}
-	return cs.OutCS
-}
+func (m *Machine) State() cs.State { return m.phase.State() }
 
 // Pending is the request in progress, or cs.None.
-func (m *Machine) Pending() cs.Op {
-	if m.phase == waiting {
-		return cs.Entry
-	}
-	return cs.None
-}
+func (m *Machine) Pending() cs.Op { return m.phase.Pending() }
 
 // HasToken reports whether the token is at the site.
 func (m *Machine) HasToken() bool { return m.has }
@@ -238,7 +209,7 @@ func (m *Machine) Entry(env cs.Env) error {
 	if err := cs.CheckCall(m, cs.Entry); err != nil {
 		return err
 	}
-	m.phase = waiting
+	m.phase = tokenk.Waiting
 	if m.has {
 		m.serve(env)
 		return nil
@@ -254,7 +225,7 @@ func (m *Machine) Exit(env cs.Env) error {
 	if err := cs.CheckCall(m, cs.Exit); err != nil {
 		return err
 	}
-	m.phase = idle
+	m.phase = tokenk.Idle
 	env.Changed(cs.OutCS)
 	switch {
 	case m.has:
@@ -306,7 +277,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 		case m.has:
 			m.join(msg.J)
 			m.serve(env)
-		case m.phase == waiting:
+		case m.phase == tokenk.Waiting:
 			m.absorbed = append(m.absorbed, msg.J)
 		default:
 			env.Send(last, msg)
@@ -357,21 +328,21 @@ func (m *Machine) join(j cs.ID) {
 // waiting passes the token to the head of the queue, computing where the
 // token will stop (and, in its CS, where its RELEASE goes).
 func (m *Machine) serve(env cs.Env) {
-	if m.phase == waiting {
+	if m.phase == tokenk.Waiting {
 		if m.s == 0 {
 			return
 		}
 		m.s--
-		m.phase = inCS
+		m.phase = tokenk.InCS
 		env.Changed(cs.InCS)
 	}
-	if len(m.q) == 0 || (m.phase == inCS && m.s == 0) {
+	if len(m.q) == 0 || (m.phase == tokenk.InCS && m.s == 0) {
 		return
 	}
 	// The token visits q_m at hop+m and reaches q_steps without a RELEASE;
 	// the tail of the queue is the latest requester.
 	steps := min(int(m.s)+1, len(m.q))
-	if m.phase == inCS {
+	if m.phase == tokenk.InCS {
 		m.owes, m.release = true, place{site: m.q[steps-1], hop: m.hop + int64(steps)}
 	}
 	m.last = m.q[len(m.q)-1]

@@ -5,21 +5,14 @@ import (
 	"testing"
 
 	"github.com/critsec/critsec/alg/makki"
-	"github.com/critsec/critsec/check"
-	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/internal/kmtest"
 	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/sim"
 )
 
 func network(t *testing.T, n, k int) *testnet.Network {
-	t.Helper()
-	ms, err := makki.New(cs.Params{N: n, K: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testnet.MustGlobal(t, ms, 0, k, testnet.Options{Record: true})
+	return kmtest.Network(t, makki.New, n, k)
 }
-
 func wantSent(t *testing.T, what string, net *testnet.Network, before, want map[string]int) {
 	t.Helper()
 	got := kmtest.Sent(net)
@@ -107,57 +100,16 @@ func TestAbsorb(t *testing.T) {
 }
 
 // TestRandomSchedules runs random schedules on small systems within the
-// bound k.
-func TestRandomSchedules(t *testing.T) {
-	for _, c := range []struct{ n, k int }{{3, 1}, {4, 2}, {5, 3}, {6, 6}} {
-		for seed := uint64(1); seed <= 10; seed++ {
-			ms, err := makki.New(cs.Params{N: c.n, K: c.k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := testnet.MustGlobal(t, ms, 0, c.k, testnet.Options{Seed: seed}).RunRandom(300); err != nil {
-				t.Errorf("n=%d k=%d seed %d: %v", c.n, c.k, seed, err)
-			}
-		}
-	}
-}
+// bound k (kmtest.RandomSchedules).
+func TestRandomSchedules(t *testing.T) { kmtest.RandomSchedules(t, makki.New) }
 
-// TestCheck explores every interleaving at n = 3 (k = 1, 2) with two CS
-// cycles per process (one under -short): ok; and an upper bound of 1 with
-// k = 2 is violated.
-func TestCheck(t *testing.T) {
-	budget := 4
-	if testing.Short() {
-		budget = 2
-	}
-	for _, k := range []int{1, 2} {
-		res := kmtest.Check(t, makki.New, 3, k, k, budget)
-		t.Logf("n=3 k=%d budget %d: %s, %d states", k, budget, res.Verdict, res.States)
-		if res.Verdict != check.OK {
-			t.Errorf("n=3 k=%d: %s %+v", k, res.Verdict, res.Violation)
-		}
-	}
-	res := kmtest.Check(t, makki.New, 3, 2, 1, 2)
-	if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds {
-		t.Errorf("k=2 checked against 1: %s %+v, want a bounds violation", res.Verdict, res.Violation)
-	}
-}
+// TestCheck explores every interleaving at n = 3 (kmtest.CheckSmall): ok
+// for k = 1 and 2, and a bound of 1 with k = 2 is violated.
+func TestCheck(t *testing.T) { kmtest.CheckSmall(t, makki.New) }
 
 // TestSimulation runs the 1995 study's model at n = 30, k = 3 over a range
 // of request rates and seeds: the bound holds after every event and every
 // request completes.
 func TestSimulation(t *testing.T) {
-	const n, k = 30, 3
-	seeds, entries := uint64(5), int64(3000)
-	if testing.Short() {
-		seeds, entries = 2, 500
-	}
-	for _, lambda := range []float64{0.01, 0.1, 1, 10} {
-		for seed := uint64(1); seed <= seeds; seed++ {
-			res := kmtest.Sim(t, makki.New, n, k, lambda, entries, seed)
-			if res.Violation != nil || res.Pending != 0 || res.Entries < entries || res.MaxInCS > k {
-				t.Fatalf("lambda %g seed %d: violation %v, %d pending, %d entries, max %d InCS", lambda, seed, res.Violation, res.Pending, res.Entries, res.MaxInCS)
-			}
-		}
-	}
+	kmtest.Study(t, makki.New, func(float64, uint64, *sim.Result) {})
 }

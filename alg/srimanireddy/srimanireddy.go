@@ -67,6 +67,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/critsec/critsec/alg/internal/tokenk"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -122,19 +123,10 @@ func (p privilege) clone() privilege {
 	return privilege{q: slices.Clone(p.q), ln: slices.Clone(p.ln)}
 }
 
-// phase is the site's place in its request cycle.
-type phase uint8
-
-const (
-	idle phase = iota
-	waiting
-	inCS
-)
-
 // Machine is site i's part of the algorithm.
 type Machine struct {
 	i, n  int32
-	phase phase
+	phase tokenk.Phase
 	// rn[j-1] is RN_i[j]; pln[j-1] is PLN_i[j].
 	rn, pln []int64
 	// held are the idle privileges resident at i, in the order i got
@@ -144,18 +136,7 @@ type Machine struct {
 }
 
 // Validate checks p: 1 <= k <= n, l = 0, and no process InCS initially.
-func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
-		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: %s solves k-mutual exclusion and guarantees no lower bound; use l = 0", p.L, Name)
-	}
-	if len(p.Initial) > 0 {
-		return fmt.Errorf("initial: %s starts with every process OutCS (privilege t idle at P_t); give no initial processes InCS", Name)
-	}
-	return nil
-}
+func Validate(p cs.Params) error { return tokenk.Validate(p, Name, "privilege t idle at P_t") }
 
 // New returns the machines of sites 1..n, in order, with privilege t at
 // P_t for t = 1..k.
@@ -178,25 +159,15 @@ func New(p cs.Params) ([]cs.Machine, error) {
 func (m *Machine) Self() cs.ID { return cs.ID(m.i) }
 
 // State is the process's state in the CS object.
-func (m *Machine) State() cs.State {
-	if m.phase == inCS {
-		return cs.InCS
-	}
-	return cs.OutCS
-}
+func (m *Machine) State() cs.State { return m.phase.State() }
 
 // Pending is the request in progress, or cs.None.
-func (m *Machine) Pending() cs.Op {
-	if m.phase == waiting {
-		return cs.Entry
-	}
-	return cs.None
-}
+func (m *Machine) Pending() cs.Op { return m.phase.Pending() }
 
 // Held is the number of privileges at the site: idle ones and the one it
 // is in the CS with.
 func (m *Machine) Held() int {
-	if m.phase == inCS {
+	if m.phase == tokenk.InCS {
 		return len(m.held) + 1
 	}
 	return len(m.held)
@@ -211,11 +182,11 @@ func (m *Machine) Entry(env cs.Env) error {
 	if len(m.held) > 0 {
 		m.use = m.held[0]
 		m.held = slices.Delete(m.held, 0, 1)
-		m.phase = inCS
+		m.phase = tokenk.InCS
 		env.Changed(cs.InCS)
 		return nil
 	}
-	m.phase = waiting
+	m.phase = tokenk.Waiting
 	m.rn[m.i-1]++
 	for j := int32(1); j <= m.n; j++ {
 		if j != m.i {
@@ -231,7 +202,7 @@ func (m *Machine) Exit(env cs.Env) error {
 	if err := cs.CheckCall(m, cs.Exit); err != nil {
 		return err
 	}
-	m.phase = idle
+	m.phase = tokenk.Idle
 	env.Changed(cs.OutCS)
 	m.use.ln[m.i-1] = max(m.use.ln[m.i-1], m.rn[m.i-1])
 	m.held = append(m.held, m.use)
@@ -255,9 +226,9 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 			return fmt.Errorf("%s: P%d got a PRIVILEGE with %d LN entries from P%d, want %d", Name, m.i, len(msg.LN), j, m.n)
 		}
 		p := privilege{q: slices.Clone(msg.Q), ln: slices.Clone(msg.LN)}
-		if m.phase == waiting {
+		if m.phase == tokenk.Waiting {
 			m.use = p
-			m.phase = inCS
+			m.phase = tokenk.InCS
 			env.Changed(cs.InCS)
 		} else {
 			m.held = append(m.held, p)
@@ -305,7 +276,7 @@ func (m *Machine) Clone() cs.Machine {
 	for x, p := range m.held {
 		c.held[x] = p.clone()
 	}
-	if m.phase == inCS {
+	if m.phase == tokenk.InCS {
 		c.use = m.use.clone()
 	}
 	return &c
@@ -322,7 +293,7 @@ func (m *Machine) AppendState(b []byte) []byte {
 	for _, p := range m.held {
 		b = appendPrivilege(b, p)
 	}
-	if m.phase == inCS {
+	if m.phase == tokenk.InCS {
 		b = appendPrivilege(b, m.use)
 	}
 	return b

@@ -5,19 +5,14 @@ import (
 	"testing"
 
 	"github.com/critsec/critsec/alg/srimanireddy"
-	"github.com/critsec/critsec/check"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/internal/kmtest"
 	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/sim"
 )
 
 func network(t *testing.T, n, k int) *testnet.Network {
-	t.Helper()
-	ms, err := srimanireddy.New(cs.Params{N: n, K: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testnet.MustGlobal(t, ms, 0, k, testnet.Options{Record: true})
+	return kmtest.Network(t, srimanireddy.New, n, k)
 }
 
 // since returns the messages sent by kind since before.
@@ -97,39 +92,15 @@ func TestKPrivileges(t *testing.T) {
 }
 
 // TestRandomSchedules runs random schedules on small systems within the
-// bound k.
-func TestRandomSchedules(t *testing.T) {
-	for _, c := range []struct{ n, k int }{{3, 1}, {4, 2}, {5, 3}, {6, 6}} {
-		for seed := uint64(1); seed <= 10; seed++ {
-			ms, err := srimanireddy.New(cs.Params{N: c.n, K: c.k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := testnet.MustGlobal(t, ms, 0, c.k, testnet.Options{Seed: seed}).RunRandom(300); err != nil {
-				t.Errorf("n=%d k=%d seed %d: %v", c.n, c.k, seed, err)
-			}
-		}
-	}
-}
+// bound k (kmtest.RandomSchedules).
+func TestRandomSchedules(t *testing.T) { kmtest.RandomSchedules(t, srimanireddy.New) }
 
-// TestCheck explores every interleaving at n = 3 (k = 1, 2) with two CS
-// cycles per process: ok; and an upper bound of 1 with k = 2 is violated
-// by two sites entering with the two initial privileges.
+// TestCheck explores every interleaving at n = 3 (kmtest.CheckSmall): ok
+// for k = 1 and 2, and a bound of 1 with k = 2 is violated by two sites
+// entering with the two privileges they start with.
 func TestCheck(t *testing.T) {
-	budget := 4
-	if testing.Short() {
-		budget = 2
-	}
-	for _, k := range []int{1, 2} {
-		res := kmtest.Check(t, srimanireddy.New, 3, k, k, budget)
-		t.Logf("n=3 k=%d budget %d: %s, %d states", k, budget, res.Verdict, res.States)
-		if res.Verdict != check.OK {
-			t.Errorf("n=3 k=%d: %s %+v", k, res.Verdict, res.Violation)
-		}
-	}
-	res := kmtest.Check(t, srimanireddy.New, 3, 2, 1, 2)
-	if res.Verdict != check.Violated || res.Violation.Kind != check.KindBounds || len(res.Violation.Path) != 2 {
-		t.Errorf("k=2 checked against 1: %s %+v, want a bounds violation after P1 entry, P2 entry", res.Verdict, res.Violation)
+	if res := kmtest.CheckSmall(t, srimanireddy.New); len(res.Violation.Path) != 2 {
+		t.Errorf("k=2 checked against 1: path %v, want P1 entry, P2 entry", res.Violation.Path)
 	}
 }
 
@@ -142,20 +113,9 @@ func TestCheck(t *testing.T) {
 // with a resident privilege costs nothing.
 func TestSimulation(t *testing.T) {
 	const n, k = 30, 3
-	seeds, entries := uint64(5), int64(3000)
-	if testing.Short() {
-		seeds, entries = 2, 500
-	}
-	for _, lambda := range []float64{0.01, 0.1, 1, 10} {
-		for seed := uint64(1); seed <= seeds; seed++ {
-			res := kmtest.Sim(t, srimanireddy.New, n, k, lambda, entries, seed)
-			if res.Violation != nil || res.Pending != 0 || res.Entries < entries || res.MaxInCS > k {
-				t.Fatalf("lambda %g seed %d: violation %v, %d pending, %d entries, max %d InCS", lambda, seed, res.Violation, res.Pending, res.Entries, res.MaxInCS)
-			}
-			mpe := res.MessagesPerEntry()
-			if mpe > n+k-1 {
-				t.Errorf("lambda %g seed %d: %.2f messages per entry", lambda, seed, mpe)
-			}
+	kmtest.Study(t, srimanireddy.New, func(lambda float64, seed uint64, res *sim.Result) {
+		if mpe := res.MessagesPerEntry(); mpe > n+k-1 {
+			t.Errorf("lambda %g seed %d: %.2f messages per entry", lambda, seed, mpe)
 		}
-	}
+	})
 }
