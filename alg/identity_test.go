@@ -80,27 +80,35 @@ func optionVariants(a Algorithm, all bool) []map[string]string {
 func TestMessageKinds(t *testing.T) {
 	for _, a := range All() {
 		for _, opts := range optionVariants(a, true) {
-			spec := a.SpecFor(6, 1, 3)
-			if a.Name == lkcs.Name+"-paper" {
-				spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
-			}
-			spec.Options = opts
-			pr, ms, err := Build(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			types, seen := map[string]reflect.Type{}, map[string]cs.Message{}
-			var bad error
-			for i, m := range ms {
-				ms[i] = &spy{Machine: m, types: types, seen: seen, err: &bad}
-			}
-			res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Messages == 0 || bad != nil {
-				t.Errorf("%s %v: %d messages; %v", a.Name, opts, res.Messages, bad)
+			_, seen, err := runMessages(a, opts)
+			if err != nil || len(seen) == 0 {
+				t.Errorf("%s %v: %d messages; %v", a.Name, opts, len(seen), err)
 			}
 		}
 	}
+}
+
+// runMessages simulates a on 6 processes with options opts for 200
+// entries and returns its problem and every message sent, by kind, 0 and
+// encoding; the error is the first breach of the cs.Message contract, or
+// a failure to build or run.
+func runMessages(a Algorithm, opts map[string]string) (*Problem, map[string]cs.Message, error) {
+	spec := a.SpecFor(6, 1, 3)
+	if a.Name == lkcs.Name+"-paper" {
+		spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
+	}
+	spec.Options = opts
+	pr, ms, err := Build(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	types, seen := map[string]reflect.Type{}, map[string]cs.Message{}
+	var bad error
+	for i, m := range ms {
+		ms[i] = &spy{Machine: m, types: types, seen: seen, err: &bad}
+	}
+	if _, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1}); err != nil {
+		return nil, nil, err
+	}
+	return pr, seen, bad
 }
