@@ -152,8 +152,9 @@ func (r *Reader) Int() int64 {
 	return v
 }
 
-// uvarint reads an unsigned varint in its shortest form.
-func (r *Reader) uvarint() uint64 {
+// Uint reads an unsigned varint (binary.AppendUvarint) in its shortest
+// form.
+func (r *Reader) Uint() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 || n != varintLen(v) {
 		r.Fail("bad varint")
@@ -186,7 +187,7 @@ func (r *Reader) Bool() bool {
 
 // Bytes reads a length-prefixed byte string (the tag of Tagged).
 func (r *Reader) Bytes() []byte {
-	n := r.uvarint()
+	n := r.Uint()
 	if r.err != nil {
 		return nil
 	}
@@ -203,7 +204,7 @@ func (r *Reader) Bytes() []byte {
 // ids of processes 1..n in strictly increasing order. Its memory is
 // bounded by the input's length.
 func (r *Reader) IDs(n int) []ID {
-	c := r.uvarint()
+	c := r.Uint()
 	if r.err != nil {
 		return nil
 	}
