@@ -59,6 +59,10 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"check", "--timeout", "5"},
 		{"sim", "--fifo=maybe"},
 		{"sim", "--n", "99999999999999999999"},
+		{"certs", "--n", "3"},
+		{"certs", "--out", dir, "--n", "0"},
+		{"certs", "--out", dir, "--n", "3", "--hosts", "a b"},
+		{"certs", "--out", file("plain", ""), "--n", "1"},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats
