@@ -229,6 +229,9 @@ func (nd *Node) State() (cs.State, cs.Op) {
 	return nd.state, nd.pending
 }
 
+// Done is closed when the node has stopped: closed, or on an error (Err).
+func (nd *Node) Done() <-chan struct{} { return nd.stopped }
+
 // Err returns why the node stopped, or nil while it runs.
 func (nd *Node) Err() error {
 	nd.mu.Lock()
