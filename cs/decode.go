@@ -48,6 +48,25 @@ func clip(s string) string {
 	return s
 }
 
+// Leaf returns the decoder of an algorithm's own messages from read,
+// which reads the message of kind with r (r.Expect, r.Int, ...) or
+// returns nil for a kind the algorithm does not send; Leaf refuses the
+// unknown kinds and checks that read consumed the whole encoding without
+// error.
+func Leaf(read func(kind string, r *Reader) Message) Decoder {
+	return func(kind string, b []byte) (Message, error) {
+		r := NewReader(b)
+		m := read(kind, r)
+		if m == nil {
+			return nil, UnknownKind(kind)
+		}
+		if err := r.Done(kind); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
 // Compose returns the decoder of a parent machine that composes children
 // (see Tagged): a kind "tag.rest" goes to the child decoder of tag, which
 // gets "rest" and the encoding inside the envelope, and its message comes

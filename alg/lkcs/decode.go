@@ -5,8 +5,7 @@ import "github.com/critsec/critsec/cs"
 // Decode reads a message of LKCS back from its kind and encoding
 // (cs.Decoder): the inverse of the AppendBinary methods in messages.go.
 // The type at must be MUTEX or MUTIN.
-func Decode(kind string, b []byte) (cs.Message, error) {
-	r := cs.NewReader(b)
+var Decode = cs.Leaf(func(kind string, r *cs.Reader) cs.Message {
 	at := func(c byte) At {
 		r.Expect(c)
 		a := At(r.Byte())
@@ -15,27 +14,21 @@ func Decode(kind string, b []byte) (cs.Message, error) {
 		}
 		return a
 	}
-	var m cs.Message
 	switch kind {
 	case Request{}.Kind():
-		m = Request{At: at('Q'), TS: r.Int()}
+		return Request{At: at('Q'), TS: r.Int()}
 	case Grant{}.Kind():
-		m = Grant{At: at('G')}
+		return Grant{At: at('G')}
 	case Release{}.Kind():
-		m = Release{At: at('R')}
+		return Release{At: at('R')}
 	case Preempt{}.Kind():
-		m = Preempt{At: at('P')}
+		return Preempt{At: at('P')}
 	case Relinquish{}.Kind():
-		m = Relinquish{At: at('L')}
+		return Relinquish{At: at('L')}
 	case Trigger{}.Kind():
-		m = Trigger{At: at('T'), TS: r.Int()}
+		return Trigger{At: at('T'), TS: r.Int()}
 	case RequestByTrigger{}.Kind():
-		m = RequestByTrigger{At: at('B')}
-	default:
-		return nil, cs.UnknownKind(kind)
+		return RequestByTrigger{At: at('B')}
 	}
-	if err := r.Done(kind); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+	return nil
+})

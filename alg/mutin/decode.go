@@ -9,35 +9,28 @@ import "github.com/critsec/critsec/cs"
 // order, as MUTIN sends them. k-mutual exclusion, Co(MUTIN(n-k)), sends
 // the same messages.
 func Decoder(n int, mx cs.Decoder) cs.Decoder {
-	own := func(kind string, b []byte) (cs.Message, error) {
-		r := cs.NewReader(b)
-		var m cs.Message
+	own := cs.Leaf(func(kind string, r *cs.Reader) cs.Message {
 		switch kind {
 		case Query{}.Kind():
 			r.Expect('Q')
-			m = Query{ReqCnt: r.Int()}
+			return Query{ReqCnt: r.Int()}
 		case Response1{}.Kind():
 			r.Expect('1')
-			m = Response1{ProcsInCS: r.IDs(n), ReqCnt: r.Int()}
+			return Response1{ProcsInCS: r.IDs(n), ReqCnt: r.Int()}
 		case Response2{}.Kind():
 			r.Expect('2')
-			m = Response2{ProcsInCS: r.IDs(n), ReqCnt: r.Int()}
+			return Response2{ProcsInCS: r.IDs(n), ReqCnt: r.Int()}
 		case Acquire{}.Kind():
 			r.Expect('A')
-			m = Acquire{}
+			return Acquire{}
 		case Ack{}.Kind():
 			r.Expect('K')
-			m = Ack{}
+			return Ack{}
 		case Release{}.Kind():
 			r.Expect('R')
-			m = Release{}
-		default:
-			return nil, cs.UnknownKind(kind)
+			return Release{}
 		}
-		if err := r.Done(kind); err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
+		return nil
+	})
 	return cs.Compose(own, map[string]cs.Decoder{MxTag: mx})
 }
