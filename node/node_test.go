@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,9 +42,39 @@ func writeTLS(t *testing.T, dir string, n int) {
 	}
 }
 
+// cutter records the connections nodes dial, to cut them at random.
+type cutter struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (c *cutter) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		c.mu.Lock()
+		c.conns = append(c.conns, conn)
+		c.mu.Unlock()
+	}
+	return conn, err
+}
+
+// cut closes the i-th connection (mod their number) of those dialed and
+// not cut yet.
+func (c *cutter) cut(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.conns) > 0 {
+		i %= len(c.conns)
+		c.conns[i].Close()
+		c.conns = slices.Delete(c.conns, i, i+1)
+	}
+}
+
 // startCluster writes a configuration with problem (YAML lines) for n
-// loopback members and starts them all.
-func startCluster(t *testing.T, problem string, n int) []*Node {
+// loopback members and starts them all; cuts, when not nil, records their
+// connections.
+func startCluster(t *testing.T, problem string, n int, cuts *cutter) []*Node {
 	t.Helper()
 	dir := t.TempDir()
 	writeTLS(t, dir, n)
@@ -73,6 +104,9 @@ func startCluster(t *testing.T, problem string, n int) []*Node {
 			Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 			Transport: func(c *transport.Config) {
 				c.MinBackoff, c.MaxBackoff = time.Millisecond, 20*time.Millisecond
+				if cuts != nil {
+					c.Dial = cuts.dial
+				}
 			},
 		})
 		if err != nil {
@@ -87,11 +121,15 @@ func startCluster(t *testing.T, problem string, n int) []*Node {
 	return nodes
 }
 
-// TestClusterLoops runs raymond, kmutex and gcs on real loopback TCP:
-// every node alternates Entry and Exit; the processes counted InCS (from
-// Entry's return to Exit's call, a subset of those really InCS) never
-// exceed k, and every request completes.
-func TestClusterLoops(t *testing.T) {
+// TestClusterLoops runs raymond, kmutex, gcs and lmutex on real loopback
+// TCP: every node alternates Entry and Exit; the processes counted InCS
+// (from Entry's return to Exit's call, a subset of those really InCS)
+// never exceed k, and every request completes. With chaos, connections
+// are cut at random all along: the channels hide it.
+func TestClusterLoops(t *testing.T)      { testClusterLoops(t, false) }
+func TestClusterLoopsChaos(t *testing.T) { testClusterLoops(t, true) }
+
+func testClusterLoops(t *testing.T, chaos bool) {
 	rounds := 30
 	if testing.Short() {
 		rounds = 10
@@ -106,7 +144,29 @@ func TestClusterLoops(t *testing.T) {
 		{"alg: lmutex\ntopology: ring:5\nk: 1\n", 5, 2}, // k_i = 1 on a ring: at most 2 of 5 InCS
 	} {
 		t.Run(strings.SplitN(c.problem, "\n", 2)[0], func(t *testing.T) {
-			nodes := startCluster(t, c.problem, c.n)
+			var cuts *cutter
+			if chaos {
+				cuts = &cutter{}
+			}
+			nodes := startCluster(t, c.problem, c.n, cuts)
+			stop := make(chan struct{})
+			defer close(stop)
+			if chaos {
+				every := 3 * time.Millisecond
+				if testing.Short() {
+					every = 20 * time.Millisecond // a TLS handshake is slow under -race
+				}
+				go func() {
+					for i := 0; ; i += 7 {
+						select {
+						case <-stop:
+							return
+						case <-time.After(every):
+							cuts.cut(i)
+						}
+					}
+				}()
+			}
 			var in, most atomic.Int64
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -139,14 +199,18 @@ func TestClusterLoops(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			var sent int64
+			var sent, reconnects int64
 			for _, nd := range nodes {
 				if err := nd.Err(); err != nil {
 					t.Errorf("P%d stopped: %v", nd.id, err)
 				}
 				sent += nd.Stats().Sent
+				reconnects += nd.Stats().Reconnects
 			}
-			t.Logf("%d messages, at most %d counted InCS at once", sent, most.Load())
+			if chaos && reconnects == 0 {
+				t.Error("no connection was cut")
+			}
+			t.Logf("%d messages, %d reconnects, at most %d counted InCS at once", sent, reconnects, most.Load())
 		})
 	}
 }
@@ -154,7 +218,7 @@ func TestClusterLoops(t *testing.T) {
 // TestEntryConvention: a call that breaks the invocation convention fails
 // at once with cs.ErrConvention; a closed node says ErrClosed.
 func TestEntryConvention(t *testing.T) {
-	nodes := startCluster(t, "alg: raymond\nn: 2\nk: 1\n", 2)
+	nodes := startCluster(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
 	ctx := context.Background()
 	if err := nodes[0].Exit(ctx); err == nil || !strings.Contains(err.Error(), cs.ErrConvention.Error()) {
 		t.Errorf("exit while OutCS: %v", err)
