@@ -20,7 +20,7 @@ import (
 
 // writeTLS writes a CA and n node certificates to dir, as critsec certs
 // does.
-func writeTLS(t *testing.T, dir string, n int) {
+func writeTLS(t testing.TB, dir string, n int) {
 	t.Helper()
 	ca, err := transport.NewCA("test")
 	if err != nil {
@@ -74,7 +74,7 @@ func (c *cutter) cut(i int) {
 // startCluster writes a configuration with problem (YAML lines) for n
 // loopback members and starts them all; cuts, when not nil, records their
 // connections.
-func startCluster(t *testing.T, problem string, n int, cuts *cutter) []*Node {
+func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 	t.Helper()
 	dir := t.TempDir()
 	writeTLS(t, dir, n)
