@@ -5,7 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/critsec/critsec/cs"
@@ -16,36 +15,41 @@ import (
 // with the problem's decoder: each comes back equal, with the same kind
 // and encoding. An algorithm registered without a decoder fails here.
 func TestDecodeRoundTrip(t *testing.T) {
-	for _, a := range All() {
-		for _, opts := range optionVariants(a, true) {
-			pr, seen, err := runMessages(a, opts)
+	for _, r := range messageRuns() {
+		if r.err != nil {
+			t.Fatalf("%s %v: %v", r.alg.Name, r.opts, r.err)
+		}
+		if r.alg.Decoder == nil {
+			t.Errorf("%s has no Decoder: write one next to its messages' AppendBinary and register it", r.alg.Name)
+			continue
+		}
+		dec := r.pr.Decoder()
+		for _, m := range sortedMessages(r.seen) {
+			kind, b := string(cs.AppendKind(nil, m)), m.AppendBinary(nil)
+			got, err := dec(kind, b)
 			if err != nil {
-				t.Fatalf("%s %v: %v", a.Name, opts, err)
-			}
-			if a.Decoder == nil {
-				t.Errorf("%s has no Decoder: write one next to its messages' AppendBinary and register it", a.Name)
+				t.Errorf("%s %v: %s %x: %v", r.alg.Name, r.opts, kind, b, err)
 				continue
 			}
-			dec := pr.Decoder()
-			keys := make([]string, 0, len(seen))
-			for k := range seen {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				m := seen[k]
-				kind, b := string(cs.AppendKind(nil, m)), m.AppendBinary(nil)
-				got, err := dec(kind, b)
-				if err != nil {
-					t.Errorf("%s %v: %s %x: %v", a.Name, opts, kind, b, err)
-					continue
-				}
-				if !reflect.DeepEqual(got, m) {
-					t.Errorf("%s %v: %s decoded as %#v, want %#v", a.Name, opts, kind, got, m)
-				}
+			if !reflect.DeepEqual(got, m) {
+				t.Errorf("%s %v: %s decoded as %#v, want %#v", r.alg.Name, r.opts, kind, got, m)
 			}
 		}
 	}
+}
+
+// sortedMessages returns the messages of seen in the order of their keys.
+func sortedMessages(seen map[string]cs.Message) []cs.Message {
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	ms := make([]cs.Message, len(keys))
+	for i, k := range keys {
+		ms[i] = seen[k]
+	}
+	return ms
 }
 
 // TestDecodeRefuses gives decoders the kinds of errors the network can
@@ -120,29 +124,16 @@ func (r raw) AppendBinary(b []byte) []byte { return append(b, r...) }
 
 // fuzzProblems are the problems FuzzDecode decodes for: every algorithm
 // with every option, on 6 processes, and the messages of a run of each.
-var fuzzProblems = sync.OnceValues(func() ([]*Problem, [][]cs.Message) {
+func fuzzProblems() ([]*Problem, [][]cs.Message) {
 	var prs []*Problem
 	var msgs [][]cs.Message
-	for _, a := range All() {
-		for _, opts := range optionVariants(a, true) {
-			pr, seen, err := runMessages(a, opts)
-			if err != nil {
-				panic(err)
-			}
-			keys := make([]string, 0, len(seen))
-			for k := range seen {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			var ms []cs.Message
-			for _, k := range keys {
-				ms = append(ms, seen[k])
-			}
-			prs, msgs = append(prs, pr), append(msgs, ms)
+	for _, r := range messageRuns() {
+		if r.err == nil {
+			prs, msgs = append(prs, r.pr), append(msgs, sortedMessages(r.seen))
 		}
 	}
 	return prs, msgs
-})
+}
 
 // FuzzDecode: a problem's decoder, given any kind and bytes, either
 // refuses them with an error wrapping cs.ErrUnknownKind or cs.ErrMalformed,

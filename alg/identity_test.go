@@ -3,6 +3,7 @@ package alg
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/critsec/critsec/alg/lkcs"
@@ -78,15 +79,35 @@ func optionVariants(a Algorithm, all bool) []map[string]string {
 // kind and encoding are equal, so a runtime may key messages by kind and
 // encoding (the model checker's interner, a network decoder).
 func TestMessageKinds(t *testing.T) {
-	for _, a := range All() {
-		for _, opts := range optionVariants(a, true) {
-			_, seen, err := runMessages(a, opts)
-			if err != nil || len(seen) == 0 {
-				t.Errorf("%s %v: %d messages; %v", a.Name, opts, len(seen), err)
-			}
+	for _, r := range messageRuns() {
+		if r.err != nil || len(r.seen) == 0 {
+			t.Errorf("%s %v: %d messages; %v", r.alg.Name, r.opts, len(r.seen), r.err)
 		}
 	}
 }
+
+// messageRun is runMessages's result for one algorithm and options.
+type messageRun struct {
+	alg  Algorithm
+	opts map[string]string
+	pr   *Problem
+	seen map[string]cs.Message
+	err  error
+}
+
+// messageRuns runs every registered algorithm with every option once per
+// test binary (runMessages); TestMessageKinds, TestDecodeRoundTrip and
+// FuzzDecode share the runs.
+var messageRuns = sync.OnceValue(func() []messageRun {
+	var runs []messageRun
+	for _, a := range All() {
+		for _, opts := range optionVariants(a, true) {
+			pr, seen, err := runMessages(a, opts)
+			runs = append(runs, messageRun{a, opts, pr, seen, err})
+		}
+	}
+	return runs
+})
 
 // runMessages simulates a on 6 processes with options opts for 200
 // entries and returns its problem and every message sent, by kind, 0 and
