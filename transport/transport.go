@@ -154,6 +154,7 @@ type Transport struct {
 
 	mu    sync.Mutex // guards conns
 	conns map[net.Conn]struct{}
+	pre   chan struct{} // a slot per connection not yet past its Hello
 
 	sent, delivered, retransmitted, duplicates, reconnects, refusedConns, refusedFrames atomic.Int64
 }
@@ -203,6 +204,7 @@ func New(cfg Config) (*Transport, error) {
 		in:    map[cs.ID]*inbound{},
 		inbox: make(chan Delivery, 256),
 		conns: map[net.Conn]struct{}{},
+		pre:   make(chan struct{}, maxUnauthenticated),
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -423,7 +425,7 @@ func (l *link) session() (established bool, err error) {
 	}
 	defer t.untrack(raw)
 	conn := tls.Client(raw, t.cfg.Identity.clientConfig(l.to))
-	raw.SetDeadline(time.Now().Add(5 * time.Second))
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
 	if err := conn.HandshakeContext(t.ctx); err != nil {
 		return false, fmt.Errorf("TLS handshake: %w", err)
 	}
@@ -563,6 +565,15 @@ func (t *Transport) accept() {
 	}
 }
 
+// maxUnauthenticated bounds the connections in their TLS handshake or
+// before their Hello, each for at most handshakeTimeout, so that
+// strangers cannot hold more than that many goroutines and buffers; more
+// are refused at once.
+const (
+	maxUnauthenticated = 64
+	handshakeTimeout   = 5 * time.Second
+)
+
 // lost reports whether err is the connection's loss (closed or reset by
 // either side) rather than a refusal.
 func lost(err error) bool {
@@ -579,7 +590,21 @@ func (t *Transport) refuse(c net.Conn, why string, args ...any) {
 // serve authenticates one incoming connection, checks its Hello and
 // receives its channel's messages until it fails.
 func (t *Transport) serve(raw net.Conn) {
-	raw.SetDeadline(time.Now().Add(5 * time.Second))
+	select {
+	case t.pre <- struct{}{}:
+	default:
+		t.refuse(raw, fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated))
+		return
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			<-t.pre
+		}
+	}
+	defer release()
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
 	conn := tls.Server(raw, t.cfg.Identity.serverConfig())
 	if err := conn.HandshakeContext(t.ctx); err != nil {
 		if lost(err) {
@@ -625,6 +650,8 @@ func (t *Transport) serve(raw net.Conn) {
 		conn.Write(appendFrame(nil, frameRefuse, []byte("configuration field "+field+" differs")))
 		return
 	}
+
+	release()
 
 	// One session per peer at a time.
 	in.mu.Lock()

@@ -465,3 +465,40 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestHandshakeSlotsBounded: strangers that connect and stay silent hold
+// at most maxUnauthenticated slots; the next connection is refused at
+// once, and once they leave, peers connect again.
+func TestHandshakeSlotsBounded(t *testing.T) {
+	c := newCluster(t, clusterOpts{n: 2})
+	target := c.ts[1]
+	var idle []net.Conn
+	for range maxUnauthenticated {
+		conn, err := net.Dial("tcp", target.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, conn)
+	}
+	// P2's own connection may hold a slot for a moment: the slots are full
+	// once a stranger is refused.
+	waitFor(t, "a refusal", func() bool {
+		conn, err := net.Dial("tcp", target.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetReadDeadline(time.Now().Add(time.Second))
+		return readsNothing(conn) && target.Stats().RefusedConns > 0
+	})
+	if !strings.Contains(c.logs[1].String(), "already wait for their handshake") {
+		t.Errorf("refusal not logged:\n%s", c.logs[1])
+	}
+	for _, conn := range idle {
+		conn.Close()
+	}
+	if _, err := c.ts[2].Send(1, raymond.Reply{Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	expectDelivery(t, target, 2)
+}
