@@ -51,6 +51,10 @@ type Algorithm struct {
 	Options []Option
 	// New validates p and returns the machines of processes 1..n in order.
 	New func(p cs.Params) ([]cs.Machine, error)
+	// Decoder returns the decoder of the messages the machines of p send
+	// (cs.Decoder), the inverse of their AppendKind and AppendBinary, for
+	// the networked runtime; Problem.Decoder is how runtimes get it.
+	Decoder func(p cs.Params) cs.Decoder
 	// ProcessBytes estimates the memory of one process's machine for p,
 	// in bytes, at the start of a run, from above: the runtimes refuse a
 	// problem that cannot fit before they build it (TestProcessBytes keeps
@@ -85,6 +89,7 @@ var registry = []Algorithm{
 		Property:       globalBounds,
 		DefaultInitial: none,
 		New:            raymond.New,
+		Decoder:        func(cs.Params) cs.Decoder { return raymond.Decode },
 		ProcessBytes:   raymondBytes,
 	},
 }

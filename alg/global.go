@@ -35,6 +35,7 @@ func init() {
 			// No process InCS, as usual for mutual exclusion.
 			DefaultInitial: none,
 			New:            build,
+			Decoder:        func(cs.Params) cs.Decoder { return maekawa.Decode },
 			ProcessBytes:   maekawaBytes,
 		})
 	}

@@ -3,6 +3,7 @@ package alg
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/critsec/critsec/alg/lkcs"
@@ -78,29 +79,57 @@ func optionVariants(a Algorithm, all bool) []map[string]string {
 // kind and encoding are equal, so a runtime may key messages by kind and
 // encoding (the model checker's interner, a network decoder).
 func TestMessageKinds(t *testing.T) {
-	for _, a := range All() {
-		for _, opts := range optionVariants(a, true) {
-			spec := a.SpecFor(6, 1, 3)
-			if a.Name == lkcs.Name+"-paper" {
-				spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
-			}
-			spec.Options = opts
-			pr, ms, err := Build(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			types, seen := map[string]reflect.Type{}, map[string]cs.Message{}
-			var bad error
-			for i, m := range ms {
-				ms[i] = &spy{Machine: m, types: types, seen: seen, err: &bad}
-			}
-			res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Messages == 0 || bad != nil {
-				t.Errorf("%s %v: %d messages; %v", a.Name, opts, res.Messages, bad)
-			}
+	for _, r := range messageRuns() {
+		if r.err != nil || len(r.seen) == 0 {
+			t.Errorf("%s %v: %d messages; %v", r.alg.Name, r.opts, len(r.seen), r.err)
 		}
 	}
+}
+
+// messageRun is runMessages's result for one algorithm and options.
+type messageRun struct {
+	alg  Algorithm
+	opts map[string]string
+	pr   *Problem
+	seen map[string]cs.Message
+	err  error
+}
+
+// messageRuns runs every registered algorithm with every option once per
+// test binary (runMessages); TestMessageKinds, TestDecodeRoundTrip and
+// FuzzDecode share the runs.
+var messageRuns = sync.OnceValue(func() []messageRun {
+	var runs []messageRun
+	for _, a := range All() {
+		for _, opts := range optionVariants(a, true) {
+			pr, seen, err := runMessages(a, opts)
+			runs = append(runs, messageRun{a, opts, pr, seen, err})
+		}
+	}
+	return runs
+})
+
+// runMessages simulates a on 6 processes with options opts for 200
+// entries and returns its problem and every message sent, by kind, 0 and
+// encoding; the error is the first breach of the cs.Message contract, or
+// a failure to build or run.
+func runMessages(a Algorithm, opts map[string]string) (*Problem, map[string]cs.Message, error) {
+	spec := a.SpecFor(6, 1, 3)
+	if a.Name == lkcs.Name+"-paper" {
+		spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
+	}
+	spec.Options = opts
+	pr, ms, err := Build(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	types, seen := map[string]reflect.Type{}, map[string]cs.Message{}
+	var bad error
+	for i, m := range ms {
+		ms[i] = &spy{Machine: m, types: types, seen: seen, err: &bad}
+	}
+	if _, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 200, Seed: 1}); err != nil {
+		return nil, nil, err
+	}
+	return pr, seen, bad
 }

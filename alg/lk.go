@@ -39,6 +39,7 @@ func init() {
 				DefaultInitial: firstL,
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return mutin.New(p, mutinOptions(p, v)) },
+				Decoder:        mutinDecoder,
 				ProcessBytes:   mutinBytes,
 			},
 			Algorithm{
@@ -50,7 +51,9 @@ func init() {
 				DefaultInitial: none,
 				Options:        []Option{mxOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return kmutex.New(p, mutinOptions(p, v)) },
-				ProcessBytes:   kmutexBytes,
+				// Co(MUTIN(n-k)) sends MUTIN's messages.
+				Decoder:      mutinDecoder,
+				ProcessBytes: kmutexBytes,
 			},
 			Algorithm{
 				Name:     gcs.Name + suffix,
@@ -63,6 +66,7 @@ func init() {
 				DefaultInitial: firstL,
 				Options:        []Option{mxOption, kmexOption},
 				New:            func(p cs.Params) ([]cs.Machine, error) { return gcs.New(p, gcsOptions(v)) },
+				Decoder:        gcsDecoder,
 				ProcessBytes:   gcsBytes,
 			},
 		)
@@ -122,6 +126,26 @@ func gcsOptions(v mutin.Variant) gcs.Options {
 			}
 		},
 	}
+}
+
+// mutinDecoder decodes the messages of MUTIN with the mx of p's options,
+// as mutinOptions builds it.
+func mutinDecoder(p cs.Params) cs.Decoder {
+	mx := maekawa.Decode
+	if p.Options.String(mxOption.Name) == mxRA {
+		mx = raymond.Decode
+	}
+	return mutin.Decoder(p.N, mx)
+}
+
+// gcsDecoder decodes the messages of (l,k)-GCS with the children of p's
+// options, as gcsOptions builds them.
+func gcsDecoder(p cs.Params) cs.Decoder {
+	kmex := mutinDecoder(p)
+	if p.Options.String(kmexOption.Name) == kmexRaym {
+		kmex = raymond.Decode
+	}
+	return gcs.Decoder(mutinDecoder(p), kmex)
 }
 
 // mutinBytes is the size of a MUTIN machine: a few sets of n bits and its

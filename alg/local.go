@@ -35,6 +35,7 @@ func init() {
 				Property:       localProperty,
 				DefaultInitial: safeInitial,
 				New:            func(p cs.Params) ([]cs.Machine, error) { return lmutin.New(p, v) },
+				Decoder:        func(cs.Params) cs.Decoder { return lmutin.Decode },
 				ProcessBytes:   localBytes,
 			},
 			Algorithm{
@@ -44,6 +45,8 @@ func init() {
 				Property:       localProperty,
 				DefaultInitial: safeInitial,
 				New:            func(p cs.Params) ([]cs.Machine, error) { return lmutex.New(p, v) },
+				// Co(LMUTIN) sends LMUTIN's messages.
+				Decoder: func(cs.Params) cs.Decoder { return lmutin.Decode },
 				// At the start Co(LMUTIN) holds few timestamps (every inner
 				// process InCS); they come as the run goes, under the
 				// simulator's heap limit.
@@ -74,6 +77,7 @@ func init() {
 		DefaultInitial: lkcs.Initial,
 		Options:        []Option{leaderOption},
 		New:            lkcs.New,
+		Decoder:        func(cs.Params) cs.Decoder { return lkcs.Decode },
 		ProcessBytes:   func(p cs.Params) int64 { return 2 * localBytes(p) }, // measured: 26 320 bytes a process on complete:1000
 	})
 }

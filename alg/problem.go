@@ -90,6 +90,24 @@ func (p *Problem) Machines() ([]cs.Machine, error) {
 	return ms, nil
 }
 
+// ErrNoDecoder is wrapped by the errors of the decoder of an algorithm
+// that has none yet (Algorithm.Decoder is nil).
+var ErrNoDecoder = errors.New("no message decoder")
+
+// Decoder returns the decoder of the messages of p's machines
+// (cs.Decoder): the one entry point from the network's bytes to messages.
+// Call it once and keep it. For an algorithm without a decoder, every call
+// of the result fails with an error wrapping ErrNoDecoder.
+func (p *Problem) Decoder() cs.Decoder {
+	if p.Alg.Decoder == nil {
+		name := p.Alg.Name
+		return func(string, []byte) (cs.Message, error) {
+			return nil, fmt.Errorf("%w for %s: it cannot run on the network yet", ErrNoDecoder, name)
+		}
+	}
+	return p.Alg.Decoder(p.Params)
+}
+
 // Build resolves s and builds its machines: Resolve, then Machines.
 func Build(s Spec) (*Problem, []cs.Machine, error) {
 	p, err := Resolve(s)

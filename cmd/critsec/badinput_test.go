@@ -59,6 +59,14 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"check", "--timeout", "5"},
 		{"sim", "--fifo=maybe"},
 		{"sim", "--n", "99999999999999999999"},
+		{"certs", "--n", "3"},
+		{"certs", "--out", dir, "--n", "0"},
+		{"certs", "--out", dir, "--n", "3", "--hosts", "a b"},
+		{"certs", "--out", file("plain", ""), "--n", "1"},
+		{"node", "--id", "1"},
+		{"node", "--config", filepath.Join(dir, "missing.yaml"), "--id", "1"},
+		{"node", "--config", file("cluster.yaml", "alg: gcs\nn: 3\nmembers: {1: a:1}\ndata: d\ntls: {ca: a, cert: b, key: c}\n"), "--id", "1"},
+		{"node", "--config", file("cluster2.yaml", "alg: gcs\nn: [\n"), "--id", "1"},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats

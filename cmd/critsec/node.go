@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/node"
+	"github.com/critsec/critsec/transport"
+)
+
+var nodeFlags struct {
+	config string
+	id     int
+	check  bool
+}
+
+var nodeCmd = &cobra.Command{
+	Use:   "node --config FILE --id I",
+	Short: "Run one member of a cluster over the network (docs/network.md)",
+	Long: `node runs process I of the cluster that FILE describes: its machine, and a
+reliable FIFO channel to and from every other member over TCP with mutual TLS
+1.3 (docs/network.md). FILE is YAML: the problem in the fields of a problem
+file (alg, n, l, k, coterie, quorums, topology, bounds, clamp, initial,
+options), members (every id 1..n and its host:port), data (a directory) and
+tls (ca, cert, key; {id} in a file name is replaced by I). Every member must
+run the same problem and members: peers whose configuration differs are
+refused, with a log line naming the field. critsec certs makes the TLS files
+of a test cluster.
+
+--check reads FILE and the TLS files, prints the problem and the
+configuration's fingerprint, and exits.
+
+This is the runtime's foundation (issue 15): the node serves its peers and
+logs to standard error until SIGINT or SIGTERM; the application API, the
+write-ahead log and metrics are not there yet.
+
+Exit status: 0 stopped by a signal, or --check passed; 2 bad input (the
+configuration, the id, the TLS files); 3 the node stopped on an error.`,
+	Args: cobra.NoArgs,
+	RunE: func(c *cobra.Command, _ []string) error {
+		f := nodeFlags
+		if f.config == "" {
+			return badInput("node: --config is required: the cluster's YAML file")
+		}
+		cfg, err := node.ReadConfig(f.config)
+		if err != nil {
+			return badInput("node: %v", err)
+		}
+		n := cfg.Problem.Params.N
+		if f.id < 1 || f.id > n {
+			return badInput("node: --id %d is not a member: ids run from 1 to n = %d", f.id, n)
+		}
+		id := cs.ID(f.id)
+		if _, err := transport.LoadIdentity(node.NodeFile(cfg.CA, id), node.NodeFile(cfg.Cert, id), node.NodeFile(cfg.Key, id)); err != nil {
+			return badInput("node: tls: %v", err)
+		}
+		if f.check {
+			fmt.Fprintf(c.OutOrStdout(), "ok: P%d of %s, n = %d, at %s\n", id, cfg.Problem.Alg.Name, n, cfg.Members[id-1])
+			for _, fld := range cfg.Fingerprint() {
+				fmt.Fprintf(c.OutOrStdout(), "  %-9s %s\n", fld.Name, fld.Digest)
+			}
+			return nil
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
+		nd, err := node.Start(cfg, id, node.Options{Logger: log})
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1])
+		select {
+		case <-ctx.Done():
+		case <-nd.Done():
+		}
+		err = nd.Err()
+		nd.Close()
+		if err != nil && !errors.Is(err, node.ErrClosed) {
+			return fmt.Errorf("node: %w", err)
+		}
+		return nil
+	},
+}
+
+func init() {
+	nodeCmd.Flags().StringVar(&nodeFlags.config, "config", "", "the cluster's configuration file (YAML)")
+	nodeCmd.Flags().IntVar(&nodeFlags.id, "id", 0, "this node's process id, 1..n")
+	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
+	rootCmd.AddCommand(nodeCmd)
+}

@@ -1,0 +1,69 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/critsec/critsec/alg/raymond"
+)
+
+// FuzzFrame: the frame parser, given any byte stream, reads frames until
+// an error and never panics or allocates beyond the limit; every body it
+// accepts re-encodes to the same bytes, so only canonical frames pass.
+func FuzzFrame(f *testing.F) {
+	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint}))
+	f.Add(appendSeq(appendSeq(nil, frameWelcome, 7), frameAck, 1<<40))
+	f.Add(appendData(appendFrame(nil, framePing, nil), 3, raymond.Request{Last: -5}))
+	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
+	f.Add([]byte{0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const limit = 4096
+		r := bufio.NewReader(bytes.NewReader(b))
+		for {
+			fr, err := readFrame(r, limit)
+			if err != nil {
+				if !errors.Is(err, errFrame) && err != io.EOF && err != io.ErrUnexpectedEOF {
+					t.Fatalf("error %v is neither a bad frame nor the end", err)
+				}
+				return
+			}
+			if len(fr.body)+1 > limit {
+				t.Fatalf("a frame of %d bytes over the limit %d", len(fr.body)+1, limit)
+			}
+			whole := appendFrame(nil, fr.typ, fr.body)
+			var again []byte
+			switch fr.typ {
+			case frameHello:
+				h, err := parseHello(fr.body)
+				if err != nil {
+					continue
+				}
+				again = appendHello(nil, h)
+			case frameWelcome, frameAck:
+				seq, err := parseSeq(fr.body)
+				if err != nil {
+					continue
+				}
+				again = appendSeq(nil, fr.typ, seq)
+			case frameData:
+				seq, kind, enc, err := parseData(fr.body)
+				if err != nil {
+					continue
+				}
+				if seq == 0 {
+					t.Fatal("data frame with sequence number 0 accepted")
+				}
+				again = appendData(nil, seq, rawMsg{kind, enc})
+			default:
+				continue
+			}
+			if !bytes.Equal(again, whole) {
+				t.Fatalf("frame %x re-encodes as %x", whole, again)
+			}
+		}
+	})
+}

@@ -1,0 +1,813 @@
+// Package transport is the network of critsec's networked runtime: it
+// gives each ordered pair of nodes (i, j) a reliable FIFO channel of
+// cs.Messages that survives the loss of connections, over TCP with mutual
+// TLS 1.3 (docs/network.md).
+//
+// Channel i -> j is carried by a connection that node i dials to node j;
+// j answers on the same connection with acknowledgements. Every message
+// gets the next sequence number of its channel; i keeps it until j
+// acknowledges it, and after a reconnect resends everything j has not
+// acknowledged. j delivers sequence number s only after s-1, and drops
+// what it has already delivered, so each message is delivered once and in
+// order (the channel assumption of the papers, e.g. section 2 of the
+// global (l,k)-CS paper). j acknowledges what the consumer has confirmed
+// (Transport.Confirm), so a node that logs its inputs before confirming
+// them loses nothing it acknowledged.
+//
+// Peers authenticate with certificates signed by the cluster's CA that
+// name the node (NodeName); the first frame on a connection is a Hello
+// carrying the cluster configuration's fingerprint, and a mismatch is
+// refused on both sides naming the differing field. Frames have a length
+// limit; a connection that brings an oversized, malformed or unknown
+// frame or message is refused: logged, counted (Stats) and closed, and
+// the node goes on serving its other links.
+package transport
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/critsec/critsec/cs"
+)
+
+// Field is one named part of a cluster configuration, reduced to a digest.
+type Field struct {
+	Name, Digest string
+}
+
+// Fingerprint identifies a cluster's configuration, field by field, so
+// that a mismatch can name the field that differs.
+type Fingerprint []Field
+
+// Diff returns the name of the first field of f that differs from g's
+// (missing on one side counts as differing), or "" when they agree.
+func (f Fingerprint) Diff(g Fingerprint) string {
+	for i := range max(len(f), len(g)) {
+		switch {
+		case i >= len(f):
+			return g[i].Name
+		case i >= len(g) || f[i] != g[i]:
+			return f[i].Name
+		}
+	}
+	return ""
+}
+
+// Config configures a Transport.
+type Config struct {
+	// Self is this node's id.
+	Self cs.ID
+	// Listener accepts the connections of the peers (already bound, so
+	// that tests can listen on 127.0.0.1:0).
+	Listener net.Listener
+	// Peers are the other members' addresses by id.
+	Peers map[cs.ID]string
+	// Identity is this node's certificate and the cluster's CA.
+	Identity Identity
+	// Fingerprint is the cluster configuration's; peers must agree.
+	Fingerprint Fingerprint
+	// Decode reads the messages of the problem's algorithm
+	// (alg.Problem.Decoder).
+	Decode cs.Decoder
+	// MaxFrame limits a frame's length; 0 means DefaultMaxFrame.
+	MaxFrame int
+	// MaxQueue limits the messages a channel holds unacknowledged; Send
+	// fails beyond it. 0 means 1 << 16.
+	MaxQueue int
+	// MinBackoff and MaxBackoff bound the wait before a reconnection,
+	// which doubles after each failure (with jitter); 0 means 20 ms and
+	// 2 s.
+	MinBackoff, MaxBackoff time.Duration
+	// Heartbeat is the longest a connection stays silent; a connection
+	// silent for three of them is closed. 0 means 1 s.
+	Heartbeat time.Duration
+	// Dial opens a connection; nil means a net.Dialer's DialContext on
+	// "tcp" (tests wrap it to cut connections).
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Logger receives the refusals and reconnections; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Delivery is a message delivered on channel From -> Self, with its
+// sequence number on that channel (1, 2, ...).
+type Delivery struct {
+	From cs.ID
+	Seq  uint64
+	Msg  cs.Message
+}
+
+// Stats are a transport's counters since it started.
+type Stats struct {
+	// Sent counts the messages given to Send; Delivered those handed to
+	// the consumer.
+	Sent, Delivered int64
+	// Retransmitted counts Data frames sent again after a reconnect;
+	// Duplicates counts received frames dropped as already delivered.
+	Retransmitted, Duplicates int64
+	// Reconnects counts the connections dialed after the first on a
+	// channel.
+	Reconnects int64
+	// RefusedConns counts the connections refused: failed TLS
+	// handshakes (no certificate, or one the CA did not sign), wrong node
+	// identities, bad Hellos and fingerprint mismatches.
+	RefusedConns int64
+	// RefusedFrames counts the frames refused after a Hello: oversized,
+	// malformed, of unknown type, out of sequence, or carrying a message
+	// the decoder refuses.
+	RefusedFrames int64
+}
+
+// Errors of Send.
+var (
+	// ErrClosed: the transport is closed.
+	ErrClosed = errors.New("transport closed")
+	// ErrQueueFull: the channel holds MaxQueue unacknowledged messages.
+	ErrQueueFull = errors.New("channel queue full")
+)
+
+// Transport is one node's end of the channels to and from every peer.
+type Transport struct {
+	cfg    Config
+	log    *slog.Logger
+	out    map[cs.ID]*link    // channels Self -> peer
+	in     map[cs.ID]*inbound // channels peer -> Self
+	self   *selfLink
+	inbox  chan Delivery
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex // guards conns
+	conns map[net.Conn]struct{}
+	pre   chan struct{} // a slot per connection not yet past its Hello
+
+	sent, delivered, retransmitted, duplicates, reconnects, refusedConns, refusedFrames atomic.Int64
+}
+
+// New validates cfg and starts the transport: it accepts on cfg.Listener
+// and dials every peer. Close stops it.
+func New(cfg Config) (*Transport, error) {
+	switch {
+	case cfg.Self < 1:
+		return nil, fmt.Errorf("transport: self = %d: node ids start at 1", cfg.Self)
+	case cfg.Listener == nil:
+		return nil, errors.New("transport: no listener")
+	case cfg.Decode == nil:
+		return nil, errors.New("transport: no decoder")
+	case cfg.Identity.CA == nil || len(cfg.Identity.Cert.Certificate) == 0:
+		return nil, errors.New("transport: no TLS identity (CA and certificate)")
+	}
+	if _, ok := cfg.Peers[cfg.Self]; ok {
+		return nil, fmt.Errorf("transport: node %d is listed among its own peers", cfg.Self)
+	}
+	if cfg.MaxFrame == 0 {
+		cfg.MaxFrame = DefaultMaxFrame
+	}
+	if cfg.MaxQueue == 0 {
+		cfg.MaxQueue = 1 << 16
+	}
+	if cfg.MinBackoff == 0 {
+		cfg.MinBackoff = 20 * time.Millisecond
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 2 * time.Second
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		return nil, fmt.Errorf("transport: MaxBackoff (%s) is less than MinBackoff (%s)", cfg.MaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	t := &Transport{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		out:   map[cs.ID]*link{},
+		in:    map[cs.ID]*inbound{},
+		inbox: make(chan Delivery, 256),
+		conns: map[net.Conn]struct{}{},
+		pre:   make(chan struct{}, maxUnauthenticated),
+	}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	t.log = t.log.With("node", int(cfg.Self))
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.self = &selfLink{wake: make(chan struct{}, 1)}
+	for _, id := range slices.Sorted(maps.Keys(cfg.Peers)) {
+		t.out[id] = &link{t: t, to: id, addr: cfg.Peers[id], wake: make(chan struct{}, 1)}
+		t.in[id] = &inbound{wake: make(chan struct{}, 1)}
+	}
+	t.wg.Add(2 + len(t.out))
+	go t.accept()
+	go t.self.run(t)
+	for _, l := range t.out {
+		go l.run()
+	}
+	return t, nil
+}
+
+// Inbox is the channel of deliveries, in order per sender. The consumer
+// confirms each (Confirm) once it has made it durable.
+func (t *Transport) Inbox() <-chan Delivery { return t.inbox }
+
+// Send queues m on the channel to node to (Self included: a node's
+// messages to itself are delivered through Inbox too, in order) and
+// returns its sequence number. It does not block.
+func (t *Transport) Send(to cs.ID, m cs.Message) (uint64, error) {
+	if t.ctx.Err() != nil {
+		return 0, ErrClosed
+	}
+	if to == t.cfg.Self {
+		t.sent.Add(1)
+		return t.self.send(m), nil
+	}
+	l := t.out[to]
+	if l == nil {
+		return 0, fmt.Errorf("transport: send to P%d, which is not a member", to)
+	}
+	frameBytes := appendData(nil, 0, m) // checked against the limit with a zero seq
+	if len(frameBytes)-4+binaryMaxVarint > t.cfg.MaxFrame {
+		return 0, fmt.Errorf("transport: %s to P%d is %d bytes, over the frame limit %d", m.Kind(), to, len(frameBytes), t.cfg.MaxFrame)
+	}
+	seq, err := l.push(m)
+	if err == nil {
+		t.sent.Add(1)
+	}
+	return seq, err
+}
+
+// binaryMaxVarint is the longest varint of a sequence number.
+const binaryMaxVarint = 10
+
+// Confirm tells the transport that the consumer has made the deliveries
+// from node from up to seq durable: they may be acknowledged, and the
+// sender may forget them.
+func (t *Transport) Confirm(from cs.ID, seq uint64) {
+	in := t.in[from]
+	if in == nil {
+		return // Self's channel needs no acknowledgement
+	}
+	in.mu.Lock()
+	if seq > in.confirmed && seq <= in.delivered {
+		in.confirmed = seq
+	}
+	in.mu.Unlock()
+	poke(in.wake)
+}
+
+// Stats returns the counters.
+func (t *Transport) Stats() Stats {
+	return Stats{
+		Sent: t.sent.Load(), Delivered: t.delivered.Load(),
+		Retransmitted: t.retransmitted.Load(), Duplicates: t.duplicates.Load(),
+		Reconnects: t.reconnects.Load(), RefusedConns: t.refusedConns.Load(), RefusedFrames: t.refusedFrames.Load(),
+	}
+}
+
+// Addr is the address the transport listens on.
+func (t *Transport) Addr() net.Addr { return t.cfg.Listener.Addr() }
+
+// Close stops the transport: the listener, every connection and every
+// goroutine. Messages not acknowledged are dropped.
+func (t *Transport) Close() error {
+	t.cancel()
+	err := t.cfg.Listener.Close()
+	t.mu.Lock()
+	for c := range t.conns {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	return err
+}
+
+// track registers c to be closed by Close, or closes it at once if the
+// transport is closing; it reports whether c may be used.
+func (t *Transport) track(c net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ctx.Err() != nil {
+		c.Close()
+		return false
+	}
+	t.conns[c] = struct{}{}
+	return true
+}
+
+func (t *Transport) untrack(c net.Conn) {
+	c.Close()
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+}
+
+// deliver hands d to the consumer, unless the transport closes first.
+func (t *Transport) deliver(d Delivery) bool {
+	select {
+	case t.inbox <- d:
+		t.delivered.Add(1)
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
+
+// poke wakes the goroutine waiting on w, if any, without blocking.
+func poke(w chan struct{}) {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
+
+// link is channel Self -> to, seen from the sender.
+type link struct {
+	t    *Transport
+	to   cs.ID
+	addr string
+	wake chan struct{} // new messages or acknowledgements
+
+	mu      sync.Mutex
+	queue   []cs.Message // unacknowledged, sequence numbers acked+1...
+	acked   uint64       // highest acknowledged sequence number
+	highest uint64       // highest sequence number ever written
+}
+
+// push appends m to the queue and returns its sequence number.
+func (l *link) push(m cs.Message) (uint64, error) {
+	l.mu.Lock()
+	if len(l.queue) >= l.t.cfg.MaxQueue {
+		l.mu.Unlock()
+		return 0, fmt.Errorf("%w: %d messages to P%d unacknowledged", ErrQueueFull, len(l.queue), l.to)
+	}
+	l.queue = append(l.queue, m)
+	seq := l.acked + uint64(len(l.queue))
+	l.mu.Unlock()
+	poke(l.wake)
+	return seq, nil
+}
+
+// ack drops the messages up to seq.
+func (l *link) ack(seq uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq <= l.acked {
+		return nil
+	}
+	if seq > l.highest {
+		return fmt.Errorf("%w: acknowledgement of %d, but only %d sent", errFrame, seq, l.highest)
+	}
+	n := int(seq - l.acked)
+	clear(l.queue[:n])
+	l.queue = l.queue[n:]
+	l.acked = seq
+	return nil
+}
+
+// run keeps a connection to the peer open, reconnecting with exponential
+// backoff, until the transport closes.
+func (l *link) run() {
+	defer l.t.wg.Done()
+	backoff := l.t.cfg.MinBackoff
+	for first := true; ; first = false {
+		if !first {
+			l.t.reconnects.Add(1)
+		}
+		established, err := l.session()
+		if l.t.ctx.Err() != nil {
+			return
+		}
+		if established {
+			backoff = l.t.cfg.MinBackoff
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		l.t.log.Info("connection lost, reconnecting", "peer", int(l.to), "addr", l.addr, "in", wait, "err", err)
+		select {
+		case <-time.After(wait):
+		case <-l.t.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, l.t.cfg.MaxBackoff)
+	}
+}
+
+// session dials the peer, says Hello and sends the queue until the
+// connection fails; established reports whether the peer welcomed it.
+func (l *link) session() (established bool, err error) {
+	t := l.t
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	raw, err := t.cfg.Dial(ctx, l.addr)
+	cancel()
+	if err != nil {
+		return false, err
+	}
+	if !t.track(raw) {
+		return false, ErrClosed
+	}
+	defer t.untrack(raw)
+	conn := tls.Client(raw, t.cfg.Identity.clientConfig(l.to))
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := conn.HandshakeContext(t.ctx); err != nil {
+		return false, fmt.Errorf("TLS handshake: %w", err)
+	}
+	w := bufio.NewWriter(conn)
+	r := bufio.NewReader(conn)
+	w.Write(appendHello(nil, hello{from: t.cfg.Self, to: l.to, fingerprint: t.cfg.Fingerprint}))
+	if err := w.Flush(); err != nil {
+		return false, err
+	}
+	f, err := readFrame(r, t.cfg.MaxFrame)
+	if err != nil {
+		return false, err
+	}
+	switch f.typ {
+	case frameRefuse:
+		t.refusedConns.Add(1)
+		t.log.Error("peer refused the connection", "peer", int(l.to), "reason", string(f.body))
+		return false, errors.New("refused: " + string(f.body))
+	case frameWelcome:
+	default:
+		return false, fmt.Errorf("%w: frame type %d instead of a welcome", errFrame, f.typ)
+	}
+	confirmed, err := parseSeq(f.body)
+	if err == nil {
+		err = l.ack(confirmed)
+	}
+	if err != nil {
+		t.log.Error("bad welcome", "peer", int(l.to), "err", err)
+		return false, err
+	}
+	raw.SetDeadline(time.Time{})
+
+	// The reader takes acknowledgements; it ends the session on error.
+	done := make(chan error, 1)
+	go func() {
+		for {
+			raw.SetReadDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+			f, err := readFrame(r, t.cfg.MaxFrame)
+			if err == nil && f.typ != frameAck {
+				err = fmt.Errorf("%w: frame type %d from the receiver", errFrame, f.typ)
+			}
+			var seq uint64
+			if err == nil {
+				seq, err = parseSeq(f.body)
+			}
+			if err == nil {
+				err = l.ack(seq)
+			}
+			if err != nil {
+				if errors.Is(err, errFrame) {
+					t.refusedFrames.Add(1)
+					t.log.Error("refused a frame", "peer", int(l.to), "err", err)
+				}
+				done <- err
+				raw.Close()
+				return
+			}
+		}
+	}()
+	defer func() { raw.Close(); <-done }()
+
+	next := confirmed + 1 // the next sequence number to write
+	tick := time.NewTicker(t.cfg.Heartbeat)
+	defer tick.Stop()
+	var buf []byte
+	for {
+		l.mu.Lock()
+		next = max(next, l.acked+1)
+		buf = buf[:0]
+		for seq := next; seq <= l.acked+uint64(len(l.queue)); seq++ {
+			buf = appendData(buf, seq, l.queue[seq-l.acked-1])
+			if seq <= l.highest {
+				t.retransmitted.Add(1)
+			}
+			next = seq + 1
+		}
+		l.highest = max(l.highest, next-1)
+		l.mu.Unlock()
+		if len(buf) > 0 {
+			raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+			if _, err := conn.Write(buf); err != nil {
+				return true, err
+			}
+		}
+		select {
+		case <-l.wake:
+		case <-tick.C:
+			if len(buf) == 0 {
+				raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+				if _, err := conn.Write(appendFrame(nil, framePing, nil)); err != nil {
+					return true, err
+				}
+			}
+		case err := <-done:
+			done <- err
+			return true, err
+		case <-t.ctx.Done():
+			return true, ErrClosed
+		}
+	}
+}
+
+// inbound is channel peer -> Self, seen from the receiver.
+type inbound struct {
+	wake chan struct{} // confirmations
+
+	// session serialises the connections from the peer: a new one closes
+	// the old one and waits for it to end, so deliveries never race.
+	session sync.Mutex
+	current net.Conn
+
+	mu        sync.Mutex
+	delivered uint64 // highest sequence number handed to the consumer
+	confirmed uint64 // highest sequence number the consumer confirmed
+}
+
+// accept serves each incoming connection on its own goroutine.
+func (t *Transport) accept() {
+	defer t.wg.Done()
+	for {
+		c, err := t.cfg.Listener.Accept()
+		if err != nil {
+			if t.ctx.Err() == nil {
+				t.log.Error("accept failed; no longer listening", "err", err)
+			}
+			return
+		}
+		if !t.track(c) {
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.untrack(c)
+			t.serve(c)
+		}()
+	}
+}
+
+// maxUnauthenticated bounds the connections in their TLS handshake or
+// before their Hello, each for at most handshakeTimeout, so that
+// strangers cannot hold more than that many goroutines and buffers; more
+// are refused at once.
+const (
+	maxUnauthenticated = 64
+	handshakeTimeout   = 5 * time.Second
+)
+
+// lost reports whether err is the connection's loss (closed or reset by
+// either side) rather than a refusal.
+func lost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// refuse logs and counts a refused connection.
+func (t *Transport) refuse(c net.Conn, why string, args ...any) {
+	t.refusedConns.Add(1)
+	t.log.Warn("refused a connection: "+why, append([]any{"remote", c.RemoteAddr().String()}, args...)...)
+}
+
+// serve authenticates one incoming connection, checks its Hello and
+// receives its channel's messages until it fails.
+func (t *Transport) serve(raw net.Conn) {
+	select {
+	case t.pre <- struct{}{}:
+	default:
+		t.refuse(raw, fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated))
+		return
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			<-t.pre
+		}
+	}
+	defer release()
+	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	conn := tls.Server(raw, t.cfg.Identity.serverConfig())
+	if err := conn.HandshakeContext(t.ctx); err != nil {
+		if lost(err) {
+			t.log.Info("connection lost during the TLS handshake", "remote", raw.RemoteAddr().String(), "err", err)
+			return
+		}
+		t.refuse(raw, "TLS handshake failed", "err", err)
+		return
+	}
+	peer, err := nodeID(conn.ConnectionState().PeerCertificates[0])
+	if err != nil {
+		t.refuse(raw, "no node identity", "err", err)
+		return
+	}
+	in := t.in[peer]
+	if in == nil {
+		t.refuse(raw, "certificate of a node that is not a member", "peer", int(peer))
+		return
+	}
+	r := bufio.NewReader(conn)
+	f, err := readFrame(r, t.cfg.MaxFrame)
+	var h hello
+	if err == nil && f.typ != frameHello {
+		err = fmt.Errorf("%w: frame type %d instead of a hello", errFrame, f.typ)
+	}
+	if err == nil {
+		h, err = parseHello(f.body)
+	}
+	if err != nil && lost(err) {
+		t.log.Info("connection lost before its hello", "peer", int(peer), "err", err)
+		return
+	}
+	if err != nil {
+		t.refuse(raw, "bad hello", "peer", int(peer), "err", err)
+		return
+	}
+	if h.from != peer || h.to != t.cfg.Self {
+		t.refuse(raw, "wrong node identity", "peer", int(peer), "claims", int(h.from), "to", int(h.to))
+		return
+	}
+	if field := t.cfg.Fingerprint.Diff(h.fingerprint); field != "" {
+		t.refuse(raw, "configuration differs", "peer", int(peer), "field", field)
+		conn.Write(appendFrame(nil, frameRefuse, []byte("configuration field "+field+" differs")))
+		return
+	}
+
+	release()
+
+	// One session per peer at a time.
+	in.mu.Lock()
+	old := in.current
+	in.current = raw
+	in.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	in.session.Lock()
+	defer in.session.Unlock()
+	in.mu.Lock()
+	confirmed := in.confirmed
+	in.mu.Unlock()
+	if _, err := conn.Write(appendSeq(nil, frameWelcome, confirmed)); err != nil {
+		return
+	}
+	raw.SetDeadline(time.Time{})
+
+	// The acker writes acknowledgements as the consumer confirms, and one
+	// per heartbeat at least.
+	stop := make(chan struct{})
+	acked := make(chan struct{})
+	go func() {
+		defer close(acked)
+		tick := time.NewTicker(t.cfg.Heartbeat)
+		defer tick.Stop()
+		last := confirmed
+		for {
+			beat := false
+			select {
+			case <-in.wake:
+			case <-tick.C:
+				beat = true // write even if nothing changed
+			case <-stop:
+				return
+			}
+			in.mu.Lock()
+			c := in.confirmed
+			in.mu.Unlock()
+			if c == last && !beat {
+				continue
+			}
+			last = c
+			raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+			if _, err := conn.Write(appendSeq(nil, frameAck, c)); err != nil {
+				raw.Close()
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-acked }()
+
+	for {
+		raw.SetReadDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+		f, err := readFrame(r, t.cfg.MaxFrame)
+		if err != nil {
+			if errors.Is(err, errFrame) {
+				t.refuseFrame(peer, err)
+			}
+			return
+		}
+		switch f.typ {
+		case framePing:
+			if len(f.body) != 0 {
+				t.refuseFrame(peer, fmt.Errorf("%w: ping with a body", errFrame))
+				return
+			}
+		case frameData:
+			if err := t.receive(in, peer, f.body); err != nil {
+				if !errors.Is(err, ErrClosed) {
+					t.refuseFrame(peer, err)
+				}
+				return
+			}
+		default:
+			t.refuseFrame(peer, fmt.Errorf("%w: frame type %d from a sender", errFrame, f.typ))
+			return
+		}
+	}
+}
+
+// refuseFrame logs and counts a refused frame; the caller closes the
+// connection.
+func (t *Transport) refuseFrame(peer cs.ID, err error) {
+	t.refusedFrames.Add(1)
+	t.log.Warn("refused a frame; closing the connection", "peer", int(peer), "err", err)
+}
+
+// receive checks one Data frame's sequence number, decodes its message
+// and delivers it, or drops it as a duplicate.
+func (t *Transport) receive(in *inbound, peer cs.ID, body []byte) error {
+	seq, kind, enc, err := parseData(body)
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	delivered := in.delivered
+	in.mu.Unlock()
+	switch {
+	case seq <= delivered:
+		t.duplicates.Add(1)
+		return nil
+	case seq != delivered+1:
+		return fmt.Errorf("%w: sequence number %d after %d", errFrame, seq, delivered)
+	}
+	m, err := t.cfg.Decode(kind, enc)
+	if err != nil {
+		return err
+	}
+	if !t.deliver(Delivery{From: peer, Seq: seq, Msg: m}) {
+		return ErrClosed
+	}
+	in.mu.Lock()
+	in.delivered = seq
+	in.mu.Unlock()
+	return nil
+}
+
+// selfLink is channel Self -> Self: messages go straight to the inbox, in
+// order, from one goroutine, so that Send never blocks.
+type selfLink struct {
+	wake  chan struct{}
+	mu    sync.Mutex
+	queue []cs.Message
+	seq   uint64 // sequence number of the last message queued
+}
+
+func (s *selfLink) send(m cs.Message) uint64 {
+	s.mu.Lock()
+	s.queue = append(s.queue, m)
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	poke(s.wake)
+	return seq
+}
+
+func (s *selfLink) run(t *Transport) {
+	defer t.wg.Done()
+	var delivered uint64
+	for {
+		s.mu.Lock()
+		q := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for _, m := range q {
+			delivered++
+			if !t.deliver(Delivery{From: t.cfg.Self, Seq: delivered, Msg: m}) {
+				return
+			}
+		}
+		select {
+		case <-s.wake:
+		case <-t.ctx.Done():
+			return
+		}
+	}
+}
