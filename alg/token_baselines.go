@@ -32,6 +32,7 @@ func init() {
 			Property:       globalBounds,
 			DefaultInitial: none,
 			New:            srimanireddy.New,
+			Decoder:        func(p cs.Params) cs.Decoder { return srimanireddy.Decoder(p.N) },
 			ProcessBytes:   srimaniReddyBytes,
 		},
 		Algorithm{
@@ -40,6 +41,7 @@ func init() {
 			Property:       globalBounds,
 			DefaultInitial: none,
 			New:            makki.New,
+			Decoder:        func(p cs.Params) cs.Decoder { return makki.Decoder(p.N, p.K) },
 			ProcessBytes:   makkiBytes,
 		},
 	)

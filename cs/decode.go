@@ -246,6 +246,35 @@ func (r *Reader) IDs(n int) []ID {
 	return ids
 }
 
+// Queue reads AppendIDs's list as a FIFO queue of processes carried by a
+// token: ids of 1..n, each at most once, in any order. Its memory is
+// bounded by the input's length and n.
+func (r *Reader) Queue(n int) []ID {
+	c := r.Uint()
+	if r.err != nil {
+		return nil
+	}
+	if c > uint64(len(r.b)) || c > uint64(n) {
+		r.Fail("queue longer than its input or than n")
+		return nil
+	}
+	q := make([]ID, 0, c)
+	seen := NewSet()
+	for range c {
+		v := r.Int()
+		if r.err != nil {
+			return nil
+		}
+		if v < 1 || v > int64(n) || seen.Has(ID(v)) {
+			r.Fail(fmt.Sprintf("queue holds an id outside 1..%d or one id twice", n))
+			return nil
+		}
+		seen.Add(ID(v))
+		q = append(q, ID(v))
+	}
+	return q
+}
+
 // Done returns, for a message of kind, the first error met or an error
 // for bytes left unread, both wrapping ErrMalformed.
 func (r *Reader) Done(kind string) error {

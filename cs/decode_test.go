@@ -2,6 +2,7 @@ package cs
 
 import (
 	"errors"
+	"slices"
 	"math"
 	"testing"
 )
@@ -41,6 +42,22 @@ func TestReaderIDs(t *testing.T) {
 	r = NewReader([]byte{0xff, 0xff, 0xff, 0x7f, 2})
 	if r.IDs(1 << 30); r.Done("x") == nil {
 		t.Error("a list longer than its input was read")
+	}
+}
+
+// TestReaderQueue reads back a token's queue in its own order and refuses
+// a site listed twice, a site out of range, or a queue longer than n.
+func TestReaderQueue(t *testing.T) {
+	r := NewReader(AppendIDs(nil, []ID{3, 1, 4}))
+	if got := r.Queue(4); !slices.Equal(got, []ID{3, 1, 4}) || r.Done("x") != nil {
+		t.Errorf("read back %v (%v)", got, r.Done("x"))
+	}
+	for _, q := range [][]ID{{2, 1, 2}, {0}, {5}, {1, 2, 3, 4, 4}} {
+		r := NewReader(AppendIDs(nil, q))
+		r.Queue(4)
+		if err := r.Done("x"); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%v: got %v, want ErrMalformed", q, err)
+		}
 	}
 }
 
