@@ -2,8 +2,8 @@ package cs
 
 import (
 	"errors"
-	"slices"
 	"math"
+	"slices"
 	"testing"
 )
 
