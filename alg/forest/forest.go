@@ -26,7 +26,7 @@
 // with the queue of waiting requests carried by the token instead of the
 // next pointers: the first request of a node costs one REQUEST per hop and
 // one TOKEN, and after a sequence of requests every pointer leads to the
-// last requester (forest_test.go works this out by hand).
+// last requester (naimi_test.go works this out by hand).
 //
 // Decision mechanisms (section 3), as options: the token a node requests
 // (Options.Choice: the last seen token, the paper's heuristic, or a random
@@ -47,13 +47,23 @@
 //   - a node InCS initially (Params.Initial) must hold a token: Initial is
 //     a subset of 1..K.
 //
-// Variants: Paper runs section 2 as published. The model checker finds a
-// lost request in it (docs/token-k-mutex.md, "A stale INFORM"): an INFORM
-// that arrives after the token it announces has moved on can close a cycle
-// of pointers without a token, and a request that runs around the cycle
-// comes back to its own originator, which queues itself and waits forever.
-// Fixed (the default) drops an INFORM that its receiver can tell is stale;
-// see Machine.Receive.
+// Variants: Paper runs section 2 as published. It can lose a request
+// (docs/token-k-mutex.md, "A stale INFORM"; testdata/scripts/
+// paper_stale_inform.txt): an INFORM that arrives after the token it
+// announces has moved on can close a cycle of pointers without a token; a
+// request that runs around it comes back to its originator, which queues
+// itself in its node-queue, or two waiting nodes queue each other's
+// requests; either way nobody sends them a token again. Fixed (the
+// default) counts each token's receptions (TOKEN carries Count), and
+// every node keeps seen[t], the highest Count of token t it knows of: from
+// the tokens it receives, the INFORM messages it applies, and the REQUEST
+// messages it handles, which carry the highest seen[t] of the nodes they
+// passed and leave it in their token-queue entry, so the requester learns
+// it with the token, whichever token it gets. An INFORM(X, t) sent at
+// Count c is applied only if c > seen[t]: otherwise the receiver knows of
+// a later holder than X. The counts cost a word in INFORM and REQUEST and
+// in TOKEN plus one per token-queue entry. This is checked (model checker
+// and random schedules, docs/token-k-mutex.md), not proved.
 package forest
 
 import (
@@ -71,7 +81,7 @@ const Name = "forest"
 type Variant uint8
 
 const (
-	// Fixed is section 2 with stale INFORM messages ignored (the default).
+	// Fixed is section 2 with stale INFORM messages dropped (the default).
 	Fixed Variant = iota
 	// Paper is section 2 as published.
 	Paper
@@ -354,10 +364,10 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 			return fmt.Errorf("forest: P%d got INFORM(%d, %d) from P%d: no such token, or not the sender's", m.self, msg.X, msg.T, from)
 		}
 		if m.opts.Variant == Fixed {
-			// The correction: an INFORM about a use of token t no later
-			// than one this node has seen is stale: X no longer holds t,
-			// and pointing to X could close a cycle of pointers without
-			// the token (docs/token-k-mutex.md, "A stale INFORM").
+			// The correction: an INFORM about a reception of token t no
+			// later than one this node knows of is stale: X no longer
+			// holds t, and pointing to X could close a cycle of pointers
+			// without the token (docs/token-k-mutex.md, "A stale INFORM").
 			if msg.Count <= m.seen[msg.T] {
 				return nil
 			}

@@ -253,9 +253,9 @@ func TestBadInput(t *testing.T) {
 		msg  cs.Message
 	}{
 		{9, forest.Request{Y: 1, T: 1}},
-		{2, forest.Request{Y: 1, T: 1}}, // from itself
-		{1, forest.Request{Y: 1, T: 2}}, // no token 2
-		{1, forest.Inform{X: 3, T: 1}},  // not the sender's
+		{2, forest.Request{Y: 1, T: 1}},                         // from itself
+		{1, forest.Request{Y: 1, T: 2}},                         // no token 2
+		{1, forest.Inform{X: 3, T: 1}},                          // not the sender's
 		{1, forest.Token{T: 1, Queue: []forest.Entry{{ID: 2}}}}, // not waiting
 		{1, forest.Token{T: 1, Queue: []forest.Entry{{ID: 3}}}}, // not for P2
 	} {
