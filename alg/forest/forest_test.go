@@ -55,7 +55,7 @@ func served(net *testnet.Network, changes int) error {
 func TestRandomSchedules(t *testing.T) {
 	seeds, changes := uint64(300), 600
 	if testing.Short() {
-		seeds, changes = 40, 300
+		seeds, changes = 12, 300
 	}
 	for _, ch := range []forest.Choice{forest.LastSeen, forest.Random} {
 		for _, nu := range []int{0, 1, 2} {
@@ -103,18 +103,27 @@ func TestPaperLosesRequests(t *testing.T) {
 
 // TestCheck model checks the corrected variant exhaustively (every
 // interleaving within the budget): the bound, the invocation convention
-// and no deadlock.
+// and no deadlock. -short keeps the smaller spaces.
 func TestCheck(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		n, k, budget int
 		o            forest.Options
 	}{
 		{3, 2, 3, forest.Options{Nu: 2}},
-		{3, 1, 4, forest.Options{Nu: 2}},
-		{4, 2, 2, forest.Options{Nu: 2}},
+		{3, 1, 3, forest.Options{Nu: 2}},
 		{4, 2, 2, forest.Options{Nu: 1, Choice: forest.Random}},
-		{4, 3, 2, forest.Options{Nu: 2, Choice: forest.Random}},
-	} {
+	}
+	if !testing.Short() {
+		cases = append(cases, []struct {
+			n, k, budget int
+			o            forest.Options
+		}{
+			{3, 1, 4, forest.Options{Nu: 2}},
+			{4, 2, 2, forest.Options{Nu: 2}},
+			{4, 3, 2, forest.Options{Nu: 2, Choice: forest.Random}},
+		}...)
+	}
+	for _, c := range cases {
 		ms, p := build(t, c.n, c.k, c.o)
 		res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: c.budget})
 		if err != nil {
