@@ -23,6 +23,7 @@ func init() {
 			DefaultInitial: none,
 			Options:        []Option{tokenOption, nuOption},
 			New:            func(p cs.Params) ([]cs.Machine, error) { return forest.New(p, forestOptions(p, v)) },
+			Decoder:        func(p cs.Params) cs.Decoder { return forest.Decoder(p.N, p.K, v) },
 			ProcessBytes:   forestBytes,
 		})
 	}
@@ -34,6 +35,7 @@ func init() {
 		DefaultInitial: none,
 		Options:        []Option{nuOption},
 		New:            func(p cs.Params) ([]cs.Machine, error) { return partition.New(p, forestOptions(p, forest.Fixed)) },
+		Decoder:        func(p cs.Params) cs.Decoder { return forest.Decoder(p.N, 1, forest.Fixed) },
 		ProcessBytes:   func(cs.Params) int64 { return forestBytes(cs.Params{K: 1}) },
 	})
 }

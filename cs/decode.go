@@ -114,6 +114,10 @@ func NewReader(b []byte) *Reader { return &Reader{b: b} }
 // Err returns the first error met, or nil.
 func (r *Reader) Err() error { return r.err }
 
+// Len returns the number of bytes not read yet: a bound on the length of
+// a list still to read.
+func (r *Reader) Len() int { return len(r.b) }
+
 // Rest returns the bytes not read yet and consumes them.
 func (r *Reader) Rest() []byte {
 	b := r.b
