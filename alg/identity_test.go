@@ -81,7 +81,7 @@ func TestMessageKinds(t *testing.T) {
 	for _, a := range All() {
 		for _, opts := range optionVariants(a, true) {
 			spec := a.SpecFor(6, 1, 3)
-			if a.Name == lkcs.Name+"-paper" {
+			if a.Name == lkcs.Name || a.Name == lkcs.Name+"-paper" {
 				spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
 			}
 			spec.Options = opts
