@@ -769,7 +769,9 @@ func (m *Machine) requestByTrigger(env cs.Env, from cs.ID, at At) error {
 // fill grants within Cond_i (corrected variants): the sidetrack grant
 // above the limit becomes a normal one when there is room (its slack is
 // returned), then the oldest pending requests are granted while there is
-// room.
+// room. If room is left, the watchers are told Retry; if there is none and
+// every holder is at rest (not reserved), the pending requests are told
+// Full and become watchers, so that they give back what they hold.
 func (m *Machine) fill(env cs.Env, at At) {
 	if m.over[at] != 0 && m.cond(at) {
 		env.Send(m.over[at], Return{At: at})
