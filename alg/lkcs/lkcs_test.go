@@ -125,6 +125,15 @@ func TestNew(t *testing.T) {
 	if _, err := lkcs.New(p, lkcs.Fixed); err == nil || !strings.Contains(err.Error(), "initial: N[1]={P1,P2,P3,P4,P5}: 4 InCS, outside the bounds 0..3") {
 		t.Errorf("unsafe initial configuration: %v", err)
 	}
+	// Safe for l_i..k_i but not for L_i..K_i: the published variant takes
+	// it, the corrected one (whose slack must start free) refuses it.
+	p.Initial = []cs.ID{2, 3, 4}
+	if _, err := lkcs.New(p, lkcs.Paper); err != nil {
+		t.Errorf("lkcs-paper, initial {2,3,4}: %v", err)
+	}
+	if _, err := lkcs.New(p, lkcs.Fixed); err == nil || !strings.Contains(err.Error(), "3 InCS, outside the bounds 1..2") {
+		t.Errorf("lkcs, initial {2,3,4}: %v", err)
+	}
 }
 
 // TestFixedBowtie: the model checker passes the corrected LKCS on the
