@@ -115,7 +115,7 @@ var messageRuns = sync.OnceValue(func() []messageRun {
 // a failure to build or run.
 func runMessages(a Algorithm, opts map[string]string) (*Problem, map[string]cs.Message, error) {
 	spec := a.SpecFor(6, 1, 3)
-	if a.Name == lkcs.Name+"-paper" {
+	if a.Name == lkcs.Name || a.Name == lkcs.Name+"-paper" {
 		spec = a.SpecFor(6, 0, 3) // k_q - l_q >= 3 near the leader
 	}
 	spec.Options = opts

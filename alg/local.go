@@ -56,30 +56,38 @@ func init() {
 	}
 }
 
-// LKCS (Algorithms 3-7) as published, lkcs-paper, with a leader (option
-// leader; 0 chooses one, lkcs.Resolve) that must satisfy section 5.1's
-// assumptions; its default initial configuration is safe for the tightened
-// bounds L_i..K_i (lkcs.Initial). The checker finds a deadlock in it, and
-// no repair has passed yet, so there is no plain "lkcs"
-// (docs/local-lk-cs.md).
+// LKCS (Algorithms 3-7), with a leader (option leader; 0 chooses one,
+// lkcs.Resolve) that must satisfy section 5.1's assumptions; its default
+// initial configuration is safe for the tightened bounds L_i..K_i
+// (lkcs.Initial). The plain name runs lkcs.Fixed, the correction (ordered
+// acquisition with rollback, one returned sidetrack of each type);
+// lkcs-paper runs Algorithms 3-7 as published, which the model checker
+// deadlocks (docs/local-lk-cs.md).
 func init() {
-	registry = append(registry, Algorithm{
-		Name:    lkcs.Name + "-paper",
-		Summary: "generalized local (l_i,k_i)-CS, LKCS as published (deadlocks), with a leader's sidetrack, 6(|N_i|+1)..12(|N_i|+1) messages (Kamei-Kakugawa 2017, Algorithms 3-7)",
-		Local:   true,
-		UsesL:   true,
-		Property: func(p cs.Params) (*property.Property, error) {
-			if _, err := lkcs.Resolve(p); err != nil {
-				return nil, err
-			}
-			return localProperty(p)
-		},
-		DefaultInitial: lkcs.Initial,
-		Options:        []Option{leaderOption},
-		New:            lkcs.New,
-		Decoder:        func(cs.Params) cs.Decoder { return lkcs.Decode },
-		ProcessBytes:   func(p cs.Params) int64 { return 2 * localBytes(p) }, // measured: 26 320 bytes a process on complete:1000
-	})
+	for _, v := range []lkcs.Variant{lkcs.Fixed, lkcs.Paper} {
+		suffix, note := variant(v == lkcs.Paper, "deadlocks")
+		cost := ", 6(|N_i|+1)..12(|N_i|+1) messages"
+		if v == lkcs.Fixed {
+			note, cost = " corrected (ordered requests with rollback, returned sidetracks)", ""
+		}
+		registry = append(registry, Algorithm{
+			Name:    lkcs.Name + suffix,
+			Summary: "generalized local (l_i,k_i)-CS, LKCS" + note + ", with a leader's sidetrack" + cost + " (Kamei-Kakugawa 2017, Algorithms 3-7)",
+			Local:   true,
+			UsesL:   true,
+			Property: func(p cs.Params) (*property.Property, error) {
+				if _, err := lkcs.Resolve(p); err != nil {
+					return nil, err
+				}
+				return localProperty(p)
+			},
+			DefaultInitial: lkcs.Initial,
+			Options:        []Option{leaderOption},
+			New:            func(p cs.Params) ([]cs.Machine, error) { return lkcs.New(p, v) },
+			Decoder:        func(cs.Params) cs.Decoder { return lkcs.Decode },
+			ProcessBytes:   func(p cs.Params) int64 { return 2 * localBytes(p) }, // measured: 26 320 bytes a process on complete:1000
+		})
+	}
 }
 
 // leaderOption names LKCS's leader P_LDR.

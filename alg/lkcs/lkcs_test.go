@@ -1,7 +1,9 @@
 package lkcs_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/critsec/critsec/property"
 	"github.com/critsec/critsec/sim"
 	"github.com/critsec/critsec/topology"
+	"github.com/critsec/critsec/trace"
 )
 
 // params is the problem (l, k) on spec with the leader named (0: chosen)
@@ -89,7 +92,7 @@ func TestResolve(t *testing.T) {
 // docs/traces/lkcs-paper-deadlock.jsonl).
 func TestPaperDeadlock(t *testing.T) {
 	p, prop := params(t, "../testdata/bowtie.edges", 0, 3, 0)
-	ms, err := lkcs.New(p)
+	ms, err := lkcs.New(p, lkcs.Paper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +106,7 @@ func TestPaperDeadlock(t *testing.T) {
 	// The same in the simulator on the 6x6 torus (issue 11's acceptance
 	// topology): a deadlock within the first 20 entries.
 	p, prop = params(t, "torus:6x6", 1, 4, 0)
-	ms, _ = lkcs.New(p)
+	ms, _ = lkcs.New(p, lkcs.Paper)
 	r, err := sim.Run(sim.Config{Machines: ms, Property: prop, Lambda: 0.1, E: 1, Tt: 1, Entries: 5000, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -115,11 +118,154 @@ func TestPaperDeadlock(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	p, _ := params(t, "wheel:5", 0, 3, 0)
-	if _, err := lkcs.New(p); err != nil {
+	if _, err := lkcs.New(p, lkcs.Fixed); err != nil {
 		t.Fatal(err)
 	}
 	p.Initial = []cs.ID{1, 2, 3, 4}
-	if _, err := lkcs.New(p); err == nil || !strings.Contains(err.Error(), "initial: N[1]={P1,P2,P3,P4,P5}: 4 InCS, outside the bounds 0..3") {
+	if _, err := lkcs.New(p, lkcs.Fixed); err == nil || !strings.Contains(err.Error(), "initial: N[1]={P1,P2,P3,P4,P5}: 4 InCS, outside the bounds 0..3") {
 		t.Errorf("unsafe initial configuration: %v", err)
+	}
+	// Safe for l_i..k_i but not for L_i..K_i: the published variant takes
+	// it, the corrected one (whose slack must start free) refuses it.
+	p.Initial = []cs.ID{2, 3, 4}
+	if _, err := lkcs.New(p, lkcs.Paper); err != nil {
+		t.Errorf("lkcs-paper, initial {2,3,4}: %v", err)
+	}
+	if _, err := lkcs.New(p, lkcs.Fixed); err == nil || !strings.Contains(err.Error(), "3 InCS, outside the bounds 1..2") {
+		t.Errorf("lkcs, initial {2,3,4}: %v", err)
+	}
+}
+
+// TestFixedBowtie: the model checker passes the corrected LKCS on the
+// bowtie with (l_i,k_i) = (0,3), one call per process (safety after every
+// step, no deadlock in any continuation), where the published one
+// deadlocks; and without the sidetrack (NoSidetrack) the corrected
+// sub-protocols deadlock there, so the sidetrack is what breaks it.
+func TestFixedBowtie(t *testing.T) {
+	p, prop := params(t, "../testdata/bowtie.edges", 0, 3, 0)
+	for _, c := range []struct {
+		v    lkcs.Variant
+		want check.Verdict
+	}{{lkcs.Fixed, check.OK}, {lkcs.NoSidetrack, check.Violated}} {
+		ms, err := lkcs.New(p, c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 1, DepthFirst: true, MaxStates: 2_000_000, DeadlockStates: 5_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != c.want {
+			t.Fatalf("%s on the bowtie: %s %v %s (%d states), want %s", c.v, res.Verdict, res.Violation, res.Reason, res.States, c.want)
+		}
+		if c.want == check.Violated && res.Violation.Kind != check.KindDeadlock {
+			t.Errorf("%s on the bowtie: %v, want a deadlock", c.v, res.Violation)
+		}
+	}
+}
+
+// runTraced simulates the corrected LKCS on spec with bounds (l,k) and a
+// drain, and returns the result, the independent trace checker's report
+// (every neighbourhood's bound after every event) and the sidetrack's
+// counts.
+func runTraced(t *testing.T, spec string, l, k int, seed uint64, lambda float64, entries int64) (*sim.Result, *trace.Report, lkcs.Stats) {
+	t.Helper()
+	p, prop := params(t, spec, l, k, 0)
+	ms, err := lkcs.New(p, lkcs.Fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	cfg := sim.Config{Machines: ms, Property: prop, Lambda: lambda, E: 1, Tt: 1, Entries: entries, Seed: seed, Drain: true}
+	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, trace.Header{Alg: lkcs.Name, N: p.N, Initial: p.Initial}))
+	res, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Trace.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Check(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rep, lkcs.Sidetracks(ms)
+}
+
+// served fails unless the run had no violation and every process entered
+// and exited the CS at least once.
+func served(t *testing.T, name string, res *sim.Result, rep *trace.Report) {
+	t.Helper()
+	if res.Violation != nil || rep.Violation != nil {
+		t.Fatalf("%s: %v / trace: %v", name, res.Violation, rep.Violation)
+	}
+	for i := 1; i < len(rep.Entries); i++ {
+		if rep.Entries[i] == 0 || rep.Exits[i] == 0 {
+			t.Errorf("%s: P%d entered %d and exited %d times", name, i, rep.Entries[i], rep.Exits[i])
+		}
+	}
+}
+
+// TestAcceptance is issue 11's acceptance run: torus:6x6, (l,k) = (1,4),
+// 5000 entries (1000 under -short), seed 2 (the published LKCS deadlocks
+// after 10): no violation, and every process enters and exits.
+func TestAcceptance(t *testing.T) {
+	entries := int64(5000)
+	if testing.Short() {
+		entries = 1000
+	}
+	res, rep, st := runTraced(t, "torus:6x6", 1, 4, 2, 0.1, entries)
+	served(t, "torus:6x6 (1,4) seed 2", res, rep)
+	if res.Entries < entries || st.Accepted[lkcs.Mutex]+st.Accepted[lkcs.Mutin] == 0 {
+		t.Errorf("%d entries, sidetrack %+v", res.Entries, st)
+	}
+	for at := range 2 {
+		if st.Accepted[at] > st.Nominated[at] {
+			t.Errorf("sidetrack %+v: more accepted than nominated", st)
+		}
+	}
+}
+
+// TestFixedSimulation: more seeds, bounds and topologies where section
+// 5.1's assumptions hold (n up to 400), heavy and light load. None may
+// break a bound or deadlock; every process must enter and exit, except in
+// the runs listed in starves, where the corrected LKCS is known to starve
+// processes next to the leader (docs/local-lk-cs.md, "Where it still
+// fails"): there the test only logs who starved.
+func TestFixedSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 100 s")
+	}
+	starves := map[string]bool{"torus:10x10 (1,4) seed 4": true, "torus:20x20 (1,4) seed 1": true, "grid:5x6 (0,3) seed 4": true}
+	for _, c := range []struct {
+		spec string
+		l, k int
+	}{{"torus:6x6", 1, 4}, {"torus:6x6", 0, 3}, {"torus:6x6", 2, 5}, {"torus:10x10", 1, 4}, {"torus:20x20", 1, 4}, {"grid:5x6", 0, 3}, {"complete:8", 1, 4}, {"complete:8", 2, 5}} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			lambda := 0.1
+			if seed%2 == 0 {
+				lambda = 1
+			}
+			p, _ := params(t, c.spec, c.l, c.k, 0)
+			res, rep, _ := runTraced(t, c.spec, c.l, c.k, seed, lambda, int64(30*p.N))
+			name := fmt.Sprintf("%s (%d,%d) seed %d", c.spec, c.l, c.k, seed)
+			if res.Violation != nil || rep.Violation != nil {
+				t.Fatalf("%s: %v / trace: %v", name, res.Violation, rep.Violation)
+			}
+			var starved []int
+			for i := 1; i < len(rep.Entries); i++ {
+				if rep.Entries[i] == 0 || rep.Exits[i] == 0 {
+					starved = append(starved, i)
+				}
+			}
+			switch {
+			case starves[name] && len(starved) == 0:
+				t.Errorf("%s: every process served; take it off starves and the docs", name)
+			case starves[name]:
+				t.Logf("%s: known starvation of %v", name, starved)
+			case len(starved) > 0:
+				t.Errorf("%s: processes %v never entered or exited", name, starved)
+			}
+		}
 	}
 }

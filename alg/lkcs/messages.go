@@ -37,10 +37,54 @@ type Request struct {
 // Grant is ⟨Grant, at, P_i⟩.
 type Grant struct{ At At }
 
-// Release is ⟨Release, at, P_i⟩: P_i gives back its at grant.
-type Release struct{ At At }
+// Release is ⟨Release, at, P_i⟩: P_i gives back its at grant. Rollback
+// (corrected LKCS only) marks a grant given back unused after a Full.
+type Release struct {
+	At       At
+	Rollback bool
+}
 
-// Preempt is ⟨Preempt, at, P_i⟩.
+// Full is ⟨Full, at⟩ (corrected LKCS): the receiver's request cannot be
+// granted until a holder at rest changes state; it gives back the grants
+// it holds for it and waits for Retry.
+type Full struct{ At At }
+
+// Blocked is ⟨Blocked, at⟩ (corrected LKCS): a neighbour of the leader
+// that rolled back a request of type at without holding the leader's grant
+// tells the leader that it waits (Waiting_LDR counts it).
+type Blocked struct{ At At }
+
+// Kind is "Blocked".
+func (Blocked) Kind() string { return "Blocked" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Blocked) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Blocked) AppendBinary(b []byte) []byte { return append(b, 'K', byte(m.At)) }
+
+// Retry is ⟨Retry, at⟩ (corrected LKCS): room has appeared; ask again.
+type Retry struct{ At At }
+
+// Kind is "Full".
+func (Full) Kind() string { return "Full" }
+
+// Kind is "Retry".
+func (Retry) Kind() string { return "Retry" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Full) Words() int { return 4 }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Retry) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Full) AppendBinary(b []byte) []byte { return append(b, 'F', byte(m.At)) }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Retry) AppendBinary(b []byte) []byte { return append(b, 'Y', byte(m.At)) }
+
+// Preempt is ⟨Preempt, at, P_i⟩ (the published variant only).
 type Preempt struct{ At At }
 
 // Relinquish is ⟨Relinquish, at, P_i⟩.
@@ -57,6 +101,20 @@ type Trigger struct {
 // RequestByTrigger is ⟨RequestByTrigger, at, P_i⟩ (Algorithm 7): a request
 // every member of N_i ∪ {P_i} grants at once, with the highest priority.
 type RequestByTrigger struct{ At At }
+
+// Return is ⟨Return, at, P_i⟩, an addition beyond the paper (the corrected
+// LKCS): P_i tells the sidetracked process that the slack its
+// RequestByTrigger took at P_i (one grant of type At above Cond_i) is free
+// again: that grant became a normal one, or was released, or fitted within
+// Cond_i from the start.
+type Return struct{ At At }
+
+// Done is ⟨Done, at, P_i⟩, an addition beyond the paper (the corrected
+// LKCS): the process the leader nominated hands the sidetrack of type At
+// back, at once if the Trigger was stale, else once every member of
+// N_i ∪ {P_i} has sent Return; the leader nominates no other sidetrack of
+// that type in between.
+type Done struct{ At At }
 
 // Kind is "Request".
 func (Request) Kind() string { return "Request" }
@@ -100,6 +158,24 @@ func (Trigger) Words() int { return 5 }
 // Words is the message's size in words (cs.Message.Words).
 func (RequestByTrigger) Words() int { return 4 }
 
+// Kind is "Return".
+func (Return) Kind() string { return "Return" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Return) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Return) AppendBinary(b []byte) []byte { return append(b, 'N', byte(m.At)) }
+
+// Kind is "Done".
+func (Done) Kind() string { return "Done" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Done) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Done) AppendBinary(b []byte) []byte { return append(b, 'D', byte(m.At)) }
+
 // AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Request) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'Q', byte(m.At)), m.TS) }
 
@@ -107,7 +183,9 @@ func (m Request) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, '
 func (m Grant) AppendBinary(b []byte) []byte { return append(b, 'G', byte(m.At)) }
 
 // AppendBinary appends the message's canonical encoding (cs.Message).
-func (m Release) AppendBinary(b []byte) []byte { return append(b, 'R', byte(m.At)) }
+func (m Release) AppendBinary(b []byte) []byte {
+	return cs.AppendBool(append(b, 'R', byte(m.At)), m.Rollback)
+}
 
 // AppendBinary appends the message's canonical encoding (cs.Message).
 func (m Preempt) AppendBinary(b []byte) []byte { return append(b, 'P', byte(m.At)) }

@@ -57,7 +57,7 @@ func TestExperimentLocalBadInput(t *testing.T) {
 	}{
 		{[]string{"--seeds", "0"}, "--seeds 0 is out of range: need 1 <= seeds <= 1000"},
 		{[]string{"--seeds", "1001"}, "--seeds 1001 is out of range"},
-		{[]string{"--algs", "gcs"}, `"gcs" is not a local algorithm (lkcs-paper, lmutex`},
+		{[]string{"--algs", "gcs"}, `"gcs" is not a local algorithm (lkcs, lkcs-paper, lmutex`},
 		{[]string{"--algs", "lmutin,lmutin"}, "lists lmutin twice"},
 		{[]string{"--algs", ""}, "has an empty entry"},
 		{[]string{"--loads", "0"}, `"0" is not a load`},
