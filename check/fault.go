@@ -46,10 +46,14 @@ func (v View) Suspects(i, j cs.ID) bool {
 }
 
 // classOutputs appends the outputs class c allows in v (detector.Allows):
-// for every live detecting i and every other j, a Suspect, then a Trust.
+// for every live i and every other j, a Suspect, then a Trust. Every
+// process has a detector module; a machine that takes no detector input
+// (not cs.Detecting) ignores its outputs, which still count in the state
+// and appear in paths and traces, so a counterexample trace shows that no
+// detector output was left.
 func classOutputs(c detector.Class, witness cs.ID, v View, dst []Action) []Action {
 	for i := cs.ID(1); int(i) <= v.N(); i++ {
-		if v.Crashed(i) || !v.Detecting(i) {
+		if v.Crashed(i) {
 			continue
 		}
 		for j := cs.ID(1); int(j) <= v.N(); j++ {
@@ -72,7 +76,7 @@ func classOutputs(c detector.Class, witness cs.ID, v View, dst []Action) []Actio
 // accuracy (no process is suspected before it crashes) and strong
 // completeness (every crashed process is eventually suspected by every
 // correct process). In the checker: once j has crashed, every live
-// detecting process i may start suspecting j, at any later step and in any
+// process i may start suspecting j, at any later step and in any
 // order; it never trusts j again. Completeness ("eventually") is what the
 // deadlock analysis's fair continuation assumes.
 type Perfect struct{}
@@ -83,8 +87,8 @@ func (Perfect) Name() string { return "P" }
 // InitiallySuspects returns false: P suspects nobody before a crash.
 func (Perfect) InitiallySuspects() bool { return false }
 
-// Outputs enables Suspect(i, j) for every live detecting i and crashed j
-// that i does not suspect yet.
+// Outputs enables Suspect(i, j) for every live i and crashed j that i does
+// not suspect yet.
 func (Perfect) Outputs(v View, dst []Action) []Action { return classOutputs(detector.P, 0, v, dst) }
 
 // MayCrash returns true.

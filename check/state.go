@@ -398,7 +398,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			}
 		}
 	}
-	if a.Kind != Crash {
+	if a.Kind != Crash && (x.detecting[i] || (a.Kind != Suspect && a.Kind != Trust)) {
 		w.call(i, a, msg)
 	}
 	w.fl = w.next.flight[:0] // keep the grown buffer
