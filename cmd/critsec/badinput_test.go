@@ -59,6 +59,22 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"check", "--timeout", "5"},
 		{"sim", "--fifo=maybe"},
 		{"sim", "--n", "99999999999999999999"},
+		{"sim", "--alg", "ftraymond", "--crash", "11@50"},
+		{"sim", "--alg", "ftraymond", "--crash", "0@50"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@-1"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@NaN"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@1e300"},
+		{"sim", "--alg", "ftraymond", "--crash", "3"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@5,3@6"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:0:1:2"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:11:1:2"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:2:5:1"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:2:5"},
+		{"sim", "--alg", "ftraymond", "--detector", "Q"},
+		{"sim", "--alg", "ftraymond", "--detect-delay", "-1"},
+		{"check", "--alg", "ftraymond", "--crashes", "4"},
+		{"check", "--alg", "ftraymond", "--crashes", "-1"},
+		{"check", "--alg", "ftraymond", "--detector", "<>P"},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats
