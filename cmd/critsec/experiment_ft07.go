@@ -26,8 +26,9 @@ ftraymond (detector T, detection delay 5). It writes:
   ft07-messages.csv: messages per CS without crashes at a light and a heavy
       load, initialization messages per process, CRASH messages per detection
       and detections per crash, next to the paper's bounds;
-  ft07-survival.csv: every algorithm of the global family with 1 and with 5
-      crashes: entries after the last crash, time to the next entry,
+  ft07-survival.csv: every registered algorithm with 1 and with 5
+      crashes (the local ones on the complete graph): entries after the last
+      crash, time to the next entry,
       deadlock or broken bounds.
 
 docs/fault-tolerance.md discusses the results.`,
