@@ -251,6 +251,55 @@ func (c FT07) Messages() (*Table, error) {
 	return t, nil
 }
 
+// recovery returns, for a crash at time at, the time from the crash to the
+// next CS entry, and the time until every live process whose request
+// (entry or exit) was pending at the crash has completed it (the crash can
+// hold any of them up: its permission may be missing); math.Inf when that
+// does not happen in evs.
+func recovery(evs []trace.Event, n int, at float64) (first, all float64) {
+	first, all = math.Inf(1), 0
+	pending := make([]bool, n+1)
+	var held []bool // the requests pending at the crash, once it happened
+	left := 0
+	for _, ev := range evs {
+		if held == nil && ev.T > at {
+			held = append([]bool(nil), pending...)
+			for _, p := range held {
+				if p {
+					left++
+				}
+			}
+		}
+		switch ev.Ev {
+		case trace.EvRequest:
+			pending[ev.Node] = true
+		case trace.EvState:
+			pending[ev.Node] = false
+			if ev.T < at {
+				continue
+			}
+			if ev.State == cs.InCS.String() {
+				first = min(first, ev.T-at)
+			}
+			if held != nil && held[ev.Node] {
+				held[ev.Node] = false
+				all = max(all, ev.T-at)
+				left--
+			}
+		case trace.EvCrash:
+			if held != nil && held[ev.Node] {
+				held[ev.Node] = false // it will not enter: not held up, gone
+				left--
+			}
+			pending[ev.Node] = false
+		}
+	}
+	if held == nil || left > 0 {
+		return first, math.Inf(1)
+	}
+	return first, all
+}
+
 // kinds counts the sends of each message kind.
 func kinds(evs []trace.Event) map[string]int {
 	m := map[string]int{}
@@ -266,11 +315,11 @@ func kinds(evs []trace.Event) map[string]int {
 // it takes one; the local ones on the complete graph) under c's load with the first crashes
 // of c's scenario (1, then k), and reports whether it goes on: the CS
 // entries after the last crash, the time from the last crash to the next
-// entry (math.Inf when there is none), and whether the run ended in a
+// entry and the recovery time (recovery; math.Inf when there is none), and whether the run ended in a
 // deadlock, broke its bounds or failed otherwise (a published variant's
 // undefined step, crashes or not).
 func (c FT07) Survival(crashes []int) (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "deadlock", "bounds_broken", "error"}}
+	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "bounds_broken", "error"}}
 	for _, a := range alg.All() {
 		for _, nc := range crashes {
 			pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
@@ -283,14 +332,7 @@ func (c FT07) Survival(crashes []int) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			lastCrash := c.Crashes[nc-1].At
-			first := math.Inf(1)
-			for _, ev := range evs {
-				if ev.Ev == trace.EvState && ev.State == cs.InCS.String() && ev.T >= lastCrash {
-					first = ev.T - lastCrash
-					break
-				}
-			}
+			first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
 			before := int64(0)
 			if len(res.EntriesAtCrash) > 0 {
 				before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
@@ -306,7 +348,7 @@ func (c FT07) Survival(crashes []int) (*Table, error) {
 					failed = 1
 				}
 			}
-			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, dead, broken, failed)
+			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, broken, failed)
 		}
 	}
 	return t, nil

@@ -64,3 +64,23 @@ func TestFT07Small(t *testing.T) {
 		}
 	}
 }
+
+// TestRecovery: the recovery time counts the requests pending at the
+// crash, not those made later, and is infinite while one never completes.
+func TestRecovery(t *testing.T) {
+	evs := []trace.Event{
+		{T: 1, Ev: trace.EvRequest, Node: 1, Op: "entry"},
+		{T: 2, Ev: trace.EvRequest, Node: 2, Op: "entry"},
+		{T: 5, Ev: trace.EvCrash, Node: 3},
+		{T: 6, Ev: trace.EvState, Node: 2, State: "InCS"},
+		{T: 7, Ev: trace.EvRequest, Node: 4, Op: "entry"},
+		{T: 8, Ev: trace.EvState, Node: 4, State: "InCS"},
+		{T: 12, Ev: trace.EvState, Node: 1, State: "InCS"},
+	}
+	if first, all := recovery(evs, 4, 5); first != 1 || all != 7 {
+		t.Errorf("recovery = %g, %g; want 1, 7", first, all)
+	}
+	if _, all := recovery(evs[:6], 4, 5); !math.IsInf(all, 1) {
+		t.Errorf("recovery with P1 still waiting = %g, want +Inf", all)
+	}
+}

@@ -28,7 +28,8 @@ ftraymond (detector T, detection delay 5). It writes:
       and detections per crash, next to the paper's bounds;
   ft07-survival.csv: every registered algorithm with 1 and with 5
       crashes (the local ones on the complete graph): entries after the last
-      crash, time to the next entry,
+      crash, time to the next entry and until every request pending at the crash
+      is served,
       deadlock or broken bounds.
 
 docs/fault-tolerance.md discusses the results.`,
