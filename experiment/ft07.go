@@ -7,8 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -376,13 +374,5 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	tri.Radius = vg.Points(4)
 	p.Add(tri)
 	p.Legend.Add("crash", tri)
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	return WriteFileAtomic(path, func(w io.Writer) error {
-		wt, err := render(p, format)
-		if err != nil {
-			return err
-		}
-		_, err = wt.WriteTo(w)
-		return err
-	})
+	return savePlot(p, path)
 }

@@ -46,25 +46,33 @@
 //   - A REPLY carrying more permissions than the sender owes is refused
 //     with an error (it cannot happen in a correct run), as in raymond.
 //
-// Messages: REQUEST, REPLY and CRASH are 4 words (source, destination, type,
-// one field), INIT and ACK 3 (their field i is the sender).
+// Lines 9-32 are package raymond's, with the guards the extension adds
+// (lines 23 and 29) and a variable n; the machine repeats them instead of
+// wrapping a raymond.Machine because the CRASH handler (lines 40-42)
+// changes the counters inside it.
+//
+// Messages: REQUEST and REPLY are raymond's (4 words); CRASH is 4 words
+// (source, destination, type, the crashed process), INIT and ACK 3 (their
+// field i is the sender).
 package ftraymond
 
 import (
 	"fmt"
 
+	"github.com/critsec/critsec/alg/raymond"
 	"github.com/critsec/critsec/cs"
 )
 
 // Name is the algorithm's name in the CLI, the registry and traces.
 const Name = "ftraymond"
 
-// Request is REQUEST(j, k) of Algorithm 1, line 13: the sender's request
-// timestamp last_j (the sender id is the envelope's).
-type Request struct{ Last int64 }
-
-// Reply is REPLY(j, x) of Algorithm 1, lines 19 and 27: Count permissions.
-type Reply struct{ Count int32 }
+// Request is REQUEST(j, k) of Algorithm 1, line 13, and Reply is
+// REPLY(j, x), lines 19 and 27: Raymond's messages, unchanged by the
+// extension.
+type (
+	Request = raymond.Request
+	Reply   = raymond.Reply
+)
 
 // Init is INIT(i) of Algorithm 1, line 7: a trust request.
 type Init struct{}
@@ -74,12 +82,6 @@ type Ack struct{}
 
 // Crash is CRASH(j) of Algorithm 1, line 45: process Who has crashed.
 type Crash struct{ Who cs.ID }
-
-// Kind is "REQUEST".
-func (Request) Kind() string { return "REQUEST" }
-
-// Kind is "REPLY".
-func (Reply) Kind() string { return "REPLY" }
 
 // Kind is "INIT".
 func (Init) Kind() string { return "INIT" }
@@ -91,12 +93,6 @@ func (Ack) Kind() string { return "ACK" }
 func (Crash) Kind() string { return "CRASH" }
 
 // Words is the message's size in words (cs.Message.Words).
-func (Request) Words() int { return 4 }
-
-// Words is the message's size in words (cs.Message.Words).
-func (Reply) Words() int { return 4 }
-
-// Words is the message's size in words (cs.Message.Words).
 func (Init) Words() int { return 3 }
 
 // Words is the message's size in words (cs.Message.Words).
@@ -104,14 +100,6 @@ func (Ack) Words() int { return 3 }
 
 // Words is the message's size in words (cs.Message.Words).
 func (Crash) Words() int { return 4 }
-
-// AppendBinary appends the message's canonical encoding (cs.Message).
-func (m Request) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'Q'), m.Last) }
-
-// AppendBinary appends the message's canonical encoding (cs.Message).
-func (m Reply) AppendBinary(b []byte) []byte {
-	return cs.AppendInt(append(b, 'P'), int64(m.Count))
-}
 
 // AppendBinary appends the message's canonical encoding (cs.Message).
 func (Init) AppendBinary(b []byte) []byte { return append(b, 'I') }
