@@ -166,6 +166,17 @@ func TestRaymondLosesLiveness(t *testing.T) {
 	if crashes != 2 {
 		t.Errorf("the deadlock path has %d crashes, want k = 2: %v", crashes, res.Violation.Path)
 	}
+	if testing.Short() {
+		return
+	}
+	// n = 4, k = 2: two crashes suffice (2.4 million states, 25 s).
+	if ms, err = raymond.New(cs.Params{N: 4, K: 2}); err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, check.Config{Machines: ms, Property: global(t, 4, 2), Budget: 2, Crashes: 2, Detector: check.Perfect{}, Workers: 2})
+	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
+		t.Fatalf("raymond n=4 k=2, 2 crashes: %s %+v, want a deadlock", res.Verdict, res.Violation)
+	}
 }
 
 // TestSimRandomCrashes simulates ftraymond on many seeds with random crash
