@@ -143,6 +143,10 @@ type Progress struct {
 	Time            float64
 }
 
+// MaxPlanN is the largest n for the detector classes T and S, whose plans
+// (detector.Plan) hold about 2n² outputs, 8 million (some 500 MB) at 2000.
+const MaxPlanN = 2000
+
 // MaxTime bounds every time of a run (E, Ts, Tr, Tt, MaxTime, crash times)
 // and the mean time between requests (1/Lambda): up to 10^12 the float64
 // clock still resolves 1.2e-4 time units, 0.01 % of a transit time; far
@@ -180,6 +184,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Detector > detector.S {
 		return fmt.Errorf("sim: Detector = %d: need detector.P, T or S", c.Detector)
+	}
+	if (c.Detector == detector.T || c.Detector == detector.S) && n > MaxPlanN {
+		return fmt.Errorf("sim: Detector = %v with n = %d: its plan has about 2n² outputs (detector.Plan); use n <= %d, or detector P", c.Detector, n, MaxPlanN)
 	}
 	if c.CSDist > Const {
 		return fmt.Errorf("sim: CSDist = %d: need Exp or Const", c.CSDist)

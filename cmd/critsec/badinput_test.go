@@ -72,6 +72,7 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"sim", "--alg", "ftraymond", "--crash", "random:2:5"},
 		{"sim", "--alg", "ftraymond", "--detector", "Q"},
 		{"sim", "--alg", "ftraymond", "--detect-delay", "-1"},
+		{"sim", "--alg", "ftraymond", "--n", "3000", "--detector", "T"},
 		{"check", "--alg", "ftraymond", "--crashes", "4"},
 		{"check", "--alg", "ftraymond", "--crashes", "-1"},
 		{"check", "--alg", "ftraymond", "--detector", "<>P"},

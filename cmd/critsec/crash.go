@@ -47,6 +47,9 @@ func (f *crashFlags) apply(cfg *sim.Config, n int, seed uint64) error {
 	if err := checkTime("detect-delay", f.detectDelay); err != nil {
 		return err
 	}
+	if (c == detector.T || c == detector.S) && n > sim.MaxPlanN {
+		return badInput("--detector %v with --n %d: its plan has about 2n² outputs; use n <= %d, or --detector P", c, n, sim.MaxPlanN)
+	}
 	crashes, err := parseCrashes(f.crash, n, seed)
 	if err != nil {
 		return badInput("--crash %s: %v", f.crash, err)

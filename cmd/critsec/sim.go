@@ -158,19 +158,18 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err := fits(pr, f.maxMemoryGB); err != nil {
 		return err
 	}
-	ms, err := pr.machines()
-	if err != nil {
-		return err
-	}
 	cfg := sim.Config{
 		Progress: simProgress(cmd, f),
 		MaxHeap:  uint64(f.maxMemoryGB * (1 << 30)),
-		Machines: ms, Property: pr.check,
-		Lambda: f.lambda, E: f.e, CSDist: csDist,
+		Property: pr.check,
+		Lambda:   f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
 		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
 	}
-	if err := f.faults.apply(&cfg, len(ms), f.seed); err != nil {
+	if err := f.faults.apply(&cfg, pr.Params.N, f.seed); err != nil {
+		return err
+	}
+	if cfg.Machines, err = pr.machines(); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
