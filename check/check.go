@@ -268,6 +268,11 @@ func (c Config) Validate() error {
 		if m == nil {
 			return fmt.Errorf("check: Machines[%d] is nil", i)
 		}
+		if _, ok := m.(cs.Detecting); ok && c.Detector != nil && c.Detector.InitiallySuspects() {
+			if err := suspectAll(m.Clone(), n); err != nil {
+				return fmt.Errorf("check: detector %s starts suspecting every process, which process %d cannot take: %v", c.Detector.Name(), i+1, err)
+			}
+		}
 		if m.Self() != cs.ID(i+1) {
 			return fmt.Errorf("check: Machines[%d].Self() = %d: want %d (processes 1..n in order)", i, m.Self(), i+1)
 		}

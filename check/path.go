@@ -115,7 +115,8 @@ func Actions(path []Step) []Action {
 
 // WriteTrace writes path in critsec's trace format (docs/trace.md): the
 // header h with Runtime "check", then every step's events, with t the step
-// number. Trust outputs have no trace event and are left out.
+// number. A trusting detector's initial suspicions are not events (the
+// header names the detector).
 func WriteTrace(w io.Writer, h trace.Header, path []Step) error {
 	h.Runtime = "check"
 	tw := trace.NewWriter(w, h)

@@ -110,8 +110,58 @@ func (x *model) initial(cfg Config) *gstate {
 	}
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)
+		if x.detector.InitiallySuspects() {
+			// Each module's first output: every other process suspected.
+			// Validate made sure the machines take it without acting.
+			for i := range s.procs {
+				for j := cs.ID(1); int(j) <= x.n; j++ {
+					if j != cs.ID(i+1) {
+						s.suspect[i] |= bit(j)
+					}
+				}
+				if x.detecting[i] {
+					m := x.tab.machine(s.procs[i].m).m.Clone()
+					suspectAll(m, x.n)
+					s.procs[i].m = x.tab.internMachine(machineKey(nil, m), m)
+				}
+			}
+		}
 	}
 	return s
+}
+
+// suspectAll gives machine m Suspect(j) for every other process j, the
+// first output of a module that starts suspecting everybody (a trusting
+// detector's), and returns the first error or effect.
+func suspectAll(m cs.Machine, n int) error {
+	var eff cs.Effects
+	for j := cs.ID(1); int(j) <= n; j++ {
+		if j == m.Self() {
+			continue
+		}
+		if err := eff.Step(m, cs.Input{Kind: cs.InSuspect, Who: j}); err != nil {
+			return err
+		}
+		if len(eff.List) > 0 {
+			return fmt.Errorf("P%d acts on its detector's initial suspicion of P%d", m.Self(), j)
+		}
+	}
+	return nil
+}
+
+// initialized reports whether every live process that has an
+// initialization phase (cs.Initializing) has completed it: the fault model
+// of such machines has no crash before that.
+func (x *model) initialized(s *gstate) bool {
+	for i, p := range s.procs {
+		if s.isCrashed(cs.ID(i + 1)) {
+			continue
+		}
+		if im, ok := x.tab.machine(p.m).m.(cs.Initializing); ok && !im.Initialized() {
+			return false
+		}
+	}
+	return true
 }
 
 // problem is a property failure found while executing one action.
@@ -273,9 +323,9 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 	if x.detector != nil {
 		dst = x.detector.Outputs(View{s: s, x: x}, dst)
 	}
-	if s.crashesLeft > 0 {
+	if s.crashesLeft > 0 && x.initialized(s) {
 		for i := range s.procs {
-			if id := cs.ID(i + 1); !s.isCrashed(id) {
+			if id := cs.ID(i + 1); !s.isCrashed(id) && (x.detector == nil || x.detector.MayCrash(View{s: s, x: x}, id)) {
 				dst = append(dst, Action{Kind: Crash, Node: id})
 			}
 		}
@@ -343,9 +393,12 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 			}
 		} else {
 			w.next.suspect[i] &^= bit(a.Who)
+			if w.record {
+				w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvTrust, Node: a.Node, Who: a.Who})
+			}
 		}
 	}
-	if a.Kind != Crash {
+	if a.Kind != Crash && (x.detecting[i] || (a.Kind != Suspect && a.Kind != Trust)) {
 		w.call(i, a, msg)
 	}
 	w.fl = w.next.flight[:0] // keep the grown buffer

@@ -158,6 +158,17 @@ type Detecting interface {
 	Trust(env Env, id ID) error
 }
 
+// Initializing is implemented by machines whose fault model assumes that no
+// process crashes before their initialization is over (the fault-tolerant
+// k-mutex paper, Bouillaguet, Arantes and Sens 2007, section 5: "processes
+// do not crash before the initialization phase"). Initialized reports
+// whether this process's initialization has completed; the model checker
+// enables crashes only once every process's has.
+type Initializing interface {
+	Machine
+	Initialized() bool
+}
+
 // ErrConvention is wrapped by every error returned for a call that breaks the
 // CS method invocation convention.
 var ErrConvention = errors.New("CS method invocation convention violated")

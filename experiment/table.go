@@ -153,6 +153,12 @@ func (t *Table) Plot(c Chart, path string) error {
 	if err != nil {
 		return err
 	}
+	return savePlot(p, path)
+}
+
+// savePlot renders p into path (WriteFileAtomic) in the format its
+// extension names.
+func savePlot(p *plot.Plot, path string) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	return WriteFileAtomic(path, func(w io.Writer) error {
 		wt, err := render(p, format)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/property"
 	"github.com/critsec/critsec/trace"
 )
@@ -116,10 +117,16 @@ type Config struct {
 	// messages it sent before are still delivered, and it no longer counts
 	// in #InCS (the model checker's semantics, docs/checker.md).
 	Crashes []Crash
-	// DetectDelay is the failure detector: DetectDelay after a crash, every
-	// live process whose machine implements cs.Detecting gets Suspect(crashed
-	// id) on its processor (a perfect detector with a fixed detection
-	// delay). Machines that do not implement cs.Detecting are not told.
+	// Detector is the class of every process's failure detector
+	// (package detector); zero means detector.P. Its outputs follow
+	// detector.Plan with detection delay DetectDelay: with P, DetectDelay
+	// after a crash every live process suspects the crashed one; T also
+	// suspects everybody at time 0 and trusts each live process within
+	// DetectDelay; S also suspects live processes falsely for DetectDelay.
+	// Each output reaches a live process whose machine implements
+	// cs.Detecting as a Suspect or Trust input on its processor (no
+	// overhead); machines that do not implement it are not told.
+	Detector    detector.Class
 	DetectDelay float64
 }
 
@@ -135,6 +142,10 @@ type Progress struct {
 	Events, Entries int64
 	Time            float64
 }
+
+// MaxPlanN is the largest n for the detector classes T and S, whose plans
+// (detector.Plan) hold about 2n² outputs, 8 million (some 500 MB) at 2000.
+const MaxPlanN = 2000
 
 // MaxTime bounds every time of a run (E, Ts, Tr, Tt, MaxTime, crash times)
 // and the mean time between requests (1/Lambda): up to 10^12 the float64
@@ -171,6 +182,12 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("sim: %s = %v is out of range: need a time in 0..%g", f.name, f.v, MaxTime)
 		}
 	}
+	if c.Detector > detector.S {
+		return fmt.Errorf("sim: Detector = %d: need detector.P, T or S", c.Detector)
+	}
+	if (c.Detector == detector.T || c.Detector == detector.S) && n > MaxPlanN {
+		return fmt.Errorf("sim: Detector = %v with n = %d: its plan has about 2n² outputs (detector.Plan); use n <= %d, or detector P", c.Detector, n, MaxPlanN)
+	}
 	if c.CSDist > Const {
 		return fmt.Errorf("sim: CSDist = %d: need Exp or Const", c.CSDist)
 	}
@@ -183,10 +200,15 @@ func (c *Config) Validate() error {
 	if c.Entries == 0 && c.MaxTime == 0 {
 		return fmt.Errorf("sim: neither Entries nor MaxTime is set: the run would never stop")
 	}
+	crashes := make(map[cs.ID]bool, len(c.Crashes))
 	for _, cr := range c.Crashes {
 		if cr.Node < 1 || int(cr.Node) > n {
 			return fmt.Errorf("sim: Crashes: process %d is out of range: ids run from 1 to n = %d", cr.Node, n)
 		}
+		if crashes[cr.Node] {
+			return fmt.Errorf("sim: Crashes: process %d crashes twice: a crash is for good, give each process at most once", cr.Node)
+		}
+		crashes[cr.Node] = true
 		if !(cr.At >= 0) || cr.At > MaxTime {
 			return fmt.Errorf("sim: Crashes: time %v for process %d is out of range: need a time in 0..%g", cr.At, cr.Node, MaxTime)
 		}
@@ -208,14 +230,22 @@ func TraceHeader(c Config, h trace.Header) trace.Header {
 		"Ts": c.Ts, "Tr": c.Tr, "Tt": c.Tt, "tt_dist": c.transitDist().String(),
 		"entries": c.Entries, "max_time": c.MaxTime, "drain": c.Drain,
 	}
-	if len(c.Crashes) > 0 {
+	if len(c.Crashes) > 0 || c.Detector != 0 {
 		p["detect_delay"] = c.DetectDelay
+		p["detector"] = c.detector().String()
 	}
 	for k, v := range h.Params {
 		p[k] = v
 	}
 	h.Params = p
 	return h
+}
+
+func (c *Config) detector() detector.Class {
+	if c.Detector == 0 {
+		return detector.P
+	}
+	return c.Detector
 }
 
 func (c *Config) csDist() Dist {

@@ -16,6 +16,8 @@ const (
 	evCrash
 	// evDetect: node's failure detector starts suspecting who.
 	evDetect
+	// evTrust: node's failure detector stops suspecting who.
+	evTrust
 )
 
 // event is one entry of the event queue: a plain struct without pointers,
@@ -26,7 +28,7 @@ type event struct {
 	t    float64
 	seq  uint64
 	node int32 // where the event happens
-	from int32 // evArrive: sender; evDetect: the suspected process
+	from int32 // evArrive: sender; evDetect, evTrust: the process suspected or trusted
 	slot int32 // evArrive: the message's index in queue.msgs
 	kind uint8
 	op   cs.Op // evTimer

@@ -51,10 +51,12 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/metrics"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/property"
 	"github.com/critsec/critsec/trace"
 )
@@ -116,6 +118,10 @@ type Result struct {
 	// observed, the initial configuration included.
 	InCSTime         []float64
 	MinInCS, MaxInCS int
+	// EntriesAtCrash[c] is the number of CS entries completed when the
+	// (c+1)-th crash happened, in the order of the crashes: Entries minus
+	// its last element is the number of entries after the last crash.
+	EntriesAtCrash []int64
 	// Events is the number of events taken from the queue; EndTime the
 	// simulated time at the end.
 	Events  int64
@@ -167,12 +173,14 @@ func (v *Violation) Error() string {
 }
 
 // job is work waiting for a node's processor: a message (msg != nil), or a
-// local call: op Entry or Exit, or Suspect(who) when op is None.
+// local call: op Entry or Exit, or Suspect(who) or Trust(who) when op is
+// None.
 type job struct {
-	msg  cs.Message
-	from int32
-	who  int32
-	op   cs.Op
+	msg   cs.Message
+	from  int32
+	who   int32
+	op    cs.Op
+	trust bool // the detector input is Trust(who), not Suspect(who)
 }
 
 // maxIdleJobs is the largest input-queue buffer an idle node keeps.
@@ -288,7 +296,34 @@ func newEngine(cfg *Config) *engine {
 	for _, c := range cfg.Crashes {
 		e.q.push(event{t: c.At, kind: evCrash, node: int32(c.Node)})
 	}
+	e.planDetector()
 	return e
+}
+
+// planDetector schedules every output of the processes' failure detectors
+// (detector.Plan, drawn from a generator of its own so that the workload's
+// draws do not depend on the detector). Every process has a detector; the
+// trace records its outputs, and the machines that take detector input
+// get them.
+func (e *engine) planDetector() {
+	if len(e.cfg.Crashes) == 0 && e.cfg.Detector == 0 {
+		return // P outputs nothing without crashes
+	}
+	crashAt := make([]float64, e.n+1)
+	for id := range crashAt {
+		crashAt[id] = math.Inf(1)
+	}
+	for _, c := range e.cfg.Crashes {
+		crashAt[c.Node] = c.At
+	}
+	r := rand.New(rand.NewPCG(e.cfg.Seed, 0xde7ec7))
+	for _, o := range detector.Plan(e.cfg.detector(), crashAt, e.cfg.DetectDelay, r) {
+		kind := evDetect
+		if o.Trust {
+			kind = evTrust
+		}
+		e.q.push(event{t: o.At, kind: kind, node: int32(o.Node), from: int32(o.Who)})
+	}
 }
 
 // scheduleWorkload schedules node id's next call: Exit after its time InCS,
@@ -353,15 +388,21 @@ func (e *engine) loop() {
 			e.timer(ev.node, ev.op)
 		case evCrash:
 			e.crash(ev.node)
-		case evDetect:
+		case evDetect, evTrust:
 			nd := &e.nodes[ev.node]
 			if nd.crashed {
 				continue
 			}
-			if e.tw != nil {
+			trust := ev.kind == evTrust
+			if e.tw != nil && trust {
+				e.tw.Trust(e.now, cs.ID(ev.node), cs.ID(ev.from))
+			} else if e.tw != nil {
 				e.tw.Suspect(e.now, cs.ID(ev.node), cs.ID(ev.from))
 			}
-			nd.jobs = append(nd.jobs, job{who: ev.from})
+			if nd.det == nil {
+				continue
+			}
+			nd.jobs = append(nd.jobs, job{who: ev.from, trust: trust})
 			if !nd.running {
 				e.drive(ev.node)
 			}
@@ -469,6 +510,9 @@ func (e *engine) runHead(id int32) {
 	case j.op != cs.None:
 		e.curKind = evTimer
 		in = cs.Call(j.op)
+	case j.trust:
+		e.curKind, e.curFrom = evTrust, j.who
+		in = cs.Input{Kind: cs.InTrust, Who: cs.ID(j.who)}
 	default:
 		e.curKind, e.curFrom = evDetect, j.who
 		in = cs.Input{Kind: cs.InSuspect, Who: cs.ID(j.who)}
@@ -616,6 +660,7 @@ func (e *engine) crash(id int32) {
 	}
 	e.cur, e.curKind = id, evCrash
 	nd.crashed = true
+	e.res.EntriesAtCrash = append(e.res.EntriesAtCrash, e.res.Entries)
 	e.res.Dropped += e.countQueuedMessages(nd)
 	nd.jobs, nd.head = nil, 0
 	if e.tw != nil {
@@ -626,11 +671,6 @@ func (e *engine) crash(id int32) {
 		e.inCS--
 		if !e.checkBounds(id, false) {
 			return
-		}
-	}
-	for j := int32(1); int(j) <= e.n; j++ {
-		if o := &e.nodes[j]; j != id && !o.crashed && o.det != nil {
-			e.q.push(event{t: e.now + e.cfg.DetectDelay, kind: evDetect, node: j, from: id})
 		}
 	}
 }
@@ -696,6 +736,8 @@ func (e *engine) describe() string {
 		return fmt.Sprintf("P%d called %s", e.cur, e.curOp)
 	case evDetect:
 		return fmt.Sprintf("P%d began to suspect P%d", e.cur, e.curFrom)
+	case evTrust:
+		return fmt.Sprintf("P%d began to trust P%d", e.cur, e.curFrom)
 	case evCrash:
 		return fmt.Sprintf("P%d crashed", e.cur)
 	}

@@ -304,6 +304,11 @@ func (c *checker) step(ev Event) bool {
 			c.suspects = map[[2]cs.ID]bool{}
 		}
 		c.suspects[[2]cs.ID{ev.Node, ev.Who}] = true
+	case EvTrust:
+		if !c.valid(ev.Who) || ev.Who == ev.Node {
+			return c.fail(RuleRun, fmt.Sprintf("P%d trusts %d: need another process id in 1..%d", ev.Node, ev.Who, c.n))
+		}
+		delete(c.suspects, [2]cs.ID{ev.Node, ev.Who})
 	}
 	return true
 }
@@ -582,6 +587,8 @@ func describe(ev Event) string {
 		return fmt.Sprintf("P%d crashes", ev.Node)
 	case EvSuspect:
 		return fmt.Sprintf("P%d suspects P%d", ev.Node, ev.Who)
+	case EvTrust:
+		return fmt.Sprintf("P%d trusts P%d", ev.Node, ev.Who)
 	}
 	return ev.Ev
 }

@@ -88,6 +88,7 @@ func TestCheckViolations(t *testing.T) {
 		{"initial unsafe", strings.Replace(hdr, `"initial":[]`, `"initial":[1,2]`, 1), "", 1, "2 processes InCS"},
 		{"initial repeated", strings.Replace(hdr, `"initial":[]`, `"initial":[1,1]`, 1), "", 1, "listed twice"},
 		{"suspect self", hdr, `{"t":1,"ev":"suspect","node":1,"who":1}`, 2, "need another process"},
+		{"trust self", hdr, `{"t":1,"ev":"trust","node":2,"who":2}`, 2, "P2 trusts 2: need another process"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -231,6 +232,13 @@ func TestCheckClaims(t *testing.T) {
 {"t":2,"ev":"suspect","node":2,"who":3}
 {"t":2,"ev":"request","node":1,"op":"entry"}
 {"t":2,"ev":"request","node":2,"op":"entry"}`, trace.Confirmed, "(P1 entry, P2 entry)"},
+		{"deadlock after a crash, suspicion withdrawn", claim("deadlock", hdr) + `{"t":1,"ev":"send","node":1,"to":3,"msg":"REQUEST"}
+{"t":1,"ev":"crash","node":3}
+{"t":2,"ev":"suspect","node":1,"who":3}
+{"t":2,"ev":"suspect","node":2,"who":3}
+{"t":2,"ev":"trust","node":2,"who":3}
+{"t":2,"ev":"request","node":1,"op":"entry"}
+{"t":2,"ev":"request","node":2,"op":"entry"}`, trace.CannotConfirm, "P2 has not suspected the crashed P3"},
 		{"deadlock unordered", strings.Replace(claim("deadlock", hdr), `"fifo":true`, `"fifo":false`, 1) + waitAll + `{"t":4,"ev":"send","node":3,"to":2,"msg":"X"}`, trace.NotConfirmed, "1 message is still in transit to live processes at the end (X from P3 to P2)"},
 		{"convention found", claim("convention", hdr) + `{"t":1,"ev":"state","node":1,"state":"InCS"}`, trace.Confirmed, "line 2 breaks it: P1 becomes InCS without a pending entry request"},
 		{"convention unseen", claim("convention", hdr) + `{"t":1,"ev":"request","node":1,"op":"entry"}`, trace.CannotConfirm, "a trace alone cannot show it"},

@@ -239,7 +239,7 @@ func (tr *Reader) Next() (Event, error) {
 		id, idName = &r.To, "to"
 	case EvRecv:
 		id, idName = &r.From, "from"
-	case EvSuspect:
+	case EvSuspect, EvTrust:
 		id, idName = &r.Who, "who"
 	case EvRequest:
 		if r.Op != cs.Entry.String() && r.Op != cs.Exit.String() {
@@ -257,7 +257,7 @@ func (tr *Reader) Next() (Event, error) {
 			return Event{}, tr.wrap(&fieldError{Field: "kind", Want: eventFields["kind"], Got: strconv.Quote(r.Kind), Of: r.Ev + " event"})
 		}
 	default:
-		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect or verdict", Got: strconv.Quote(r.Ev)}
+		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect, trust or verdict", Got: strconv.Quote(r.Ev)}
 		if r.Ev == "" {
 			f.Got = "nothing"
 		}
@@ -285,7 +285,7 @@ func (tr *Reader) Next() (Event, error) {
 		ev.To = *r.To
 	case EvRecv:
 		ev.From = *r.From
-	case EvSuspect:
+	case EvSuspect, EvTrust:
 		ev.Who = *r.Who
 	}
 	if r.Msg != nil {

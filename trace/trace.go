@@ -16,6 +16,7 @@
 //	{"t":3.1,"ev":"state","node":1,"state":"InCS"}
 //	{"t":9,"ev":"crash","node":4}
 //	{"t":9.5,"ev":"suspect","node":1,"who":4}
+//	{"t":0.4,"ev":"trust","node":1,"who":2}
 //
 // Readers must ignore fields they do not know.
 //
@@ -52,6 +53,8 @@ const (
 	EvState   = "state"
 	EvCrash   = "crash"
 	EvSuspect = "suspect"
+	// EvTrust: node's failure detector stopped suspecting who.
+	EvTrust = "trust"
 	// EvVerdict ends a trace whose runtime found a violation only after
 	// the header was written (the simulator): its "kind" and "detail" are
 	// a Claim, which trace check then confirms as it does the header's
@@ -490,6 +493,11 @@ func (tw *Writer) State(t float64, node cs.ID, s cs.State) {
 // Crash records that node crashed.
 func (tw *Writer) Crash(t float64, node cs.ID) { tw.end(tw.start(t, EvCrash, node)) }
 
+// Trust records that node's failure detector stopped suspecting who.
+func (tw *Writer) Trust(t float64, node, who cs.ID) {
+	tw.end(appendField(tw.start(t, EvTrust, node), "who", int64(who)))
+}
+
 // Suspect records that node's failure detector began to suspect who.
 func (tw *Writer) Suspect(t float64, node, who cs.ID) {
 	tw.end(appendField(tw.start(t, EvSuspect, node), "who", int64(who)))
@@ -529,6 +537,8 @@ func (tw *Writer) Event(ev Event) {
 		tw.Crash(ev.T, ev.Node)
 	case EvSuspect:
 		tw.Suspect(ev.T, ev.Node, ev.Who)
+	case EvTrust:
+		tw.Trust(ev.T, ev.Node, ev.Who)
 	case EvVerdict:
 		tw.Verdict(ev.T, Claim{Kind: ev.Kind, Detail: ev.Detail})
 	}

@@ -67,6 +67,23 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"node", "--config", filepath.Join(dir, "missing.yaml"), "--id", "1"},
 		{"node", "--config", file("cluster.yaml", "alg: gcs\nn: 3\nmembers: {1: a:1}\ndata: d\ntls: {ca: a, cert: b, key: c}\n"), "--id", "1"},
 		{"node", "--config", file("cluster2.yaml", "alg: gcs\nn: [\n"), "--id", "1"},
+		{"sim", "--alg", "ftraymond", "--crash", "11@50"},
+		{"sim", "--alg", "ftraymond", "--crash", "0@50"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@-1"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@NaN"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@1e300"},
+		{"sim", "--alg", "ftraymond", "--crash", "3"},
+		{"sim", "--alg", "ftraymond", "--crash", "3@5,3@6"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:0:1:2"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:11:1:2"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:2:5:1"},
+		{"sim", "--alg", "ftraymond", "--crash", "random:2:5"},
+		{"sim", "--alg", "ftraymond", "--detector", "Q"},
+		{"sim", "--alg", "ftraymond", "--detect-delay", "-1"},
+		{"sim", "--alg", "ftraymond", "--n", "3000", "--detector", "T"},
+		{"check", "--alg", "ftraymond", "--crashes", "4"},
+		{"check", "--alg", "ftraymond", "--crashes", "-1"},
+		{"check", "--alg", "ftraymond", "--detector", "<>P"},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats

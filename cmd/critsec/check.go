@@ -30,6 +30,7 @@ type checkFlags struct {
 	progress       bool
 	maxMemoryGB    float64
 	expected       int
+	faults         checkFaultFlags
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -72,6 +73,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
+	addCheckCrashFlags(fs, &f.faults)
 	return cmd
 }
 
@@ -89,6 +91,8 @@ type checkSummary struct {
 	Topology    string       `json:"topology,omitempty"`
 	LocalBounds string       `json:"local_bounds,omitempty"`
 	Budget      int          `json:"budget"`
+	Crashes     int          `json:"crashes,omitempty"`
+	Detector    string       `json:"detector,omitempty"`
 	FIFO        bool         `json:"fifo"`
 	Search      string       `json:"search"`
 	States      int64        `json:"states"`
@@ -142,6 +146,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
 	}
+	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
+	if err != nil {
+		return err
+	}
 	lo, hi := pr.bounds()
 	ms, err := pr.machines()
 	if err != nil {
@@ -178,6 +186,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
+		Crashes: crashes, Detector: det,
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -185,8 +194,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
-		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
+		Crashes: crashes,
+		States:  res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
+	}
+	if det != nil {
+		s.Detector = det.Name()
 	}
 	if v := res.Violation; v != nil {
 		s.Violation = &checkViolat{Kind: v.Kind, Detail: v.Detail, Path: make([]string, len(v.Path))}
@@ -222,6 +235,9 @@ func (f *checkFlags) writeTrace(tf *os.File, pr problem, res check.Result) error
 	h := pr.traceHeader()
 	h.FIFO = !f.unordered
 	h.Params = map[string]any{"budget": f.budget}
+	if f.faults.crashes > 0 {
+		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
+	}
 	h.Demonstrates = &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail}
 	if err := check.WriteTrace(tf, h, res.Violation.Path); err != nil {
 		return fmt.Errorf("--trace %s: %w", f.tracePath, err)
@@ -258,7 +274,11 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if !s.FIFO {
 		order = "unordered"
 	}
-	fmt.Fprintf(w, "check %s, budget %d, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, order, s.Search)
+	faults := ""
+	if s.Crashes > 0 || s.Detector != "" {
+		faults = fmt.Sprintf(", up to %d crashes, detector %s", s.Crashes, s.Detector)
+	}
+	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, s.Search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)

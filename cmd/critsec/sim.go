@@ -31,6 +31,7 @@ type simFlags struct {
 	json        bool
 	progress    bool
 	maxMemoryGB float64
+	faults      crashFlags
 }
 
 func newSimCmd() *cobra.Command {
@@ -78,6 +79,7 @@ Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB, and stop one (incomplete, exit status 1) whose heap grows beyond it")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
+	addSimCrashFlags(fs, &f.faults)
 	return cmd
 }
 
@@ -156,17 +158,19 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err := fits(pr, f.maxMemoryGB); err != nil {
 		return err
 	}
-	ms, err := pr.machines()
-	if err != nil {
-		return err
-	}
 	cfg := sim.Config{
 		Progress: simProgress(cmd, f),
 		MaxHeap:  uint64(f.maxMemoryGB * (1 << 30)),
-		Machines: ms, Property: pr.check,
-		Lambda: f.lambda, E: f.e, CSDist: csDist,
+		Property: pr.check,
+		Lambda:   f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
 		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
+	}
+	if err := f.faults.apply(&cfg, pr.Params.N, f.seed); err != nil {
+		return err
+	}
+	if cfg.Machines, err = pr.machines(); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return badInput("%v", err)
@@ -238,6 +242,7 @@ type simSummary struct {
 	Events           int64       `json:"events"`
 	EndTime          float64     `json:"end_time"`
 	Violation        *simViolate `json:"violation,omitempty"`
+	Faults           *simFaults  `json:"faults,omitempty"`
 }
 
 type simConfig struct {
@@ -296,7 +301,7 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		Delivered: r.Delivered, InFlight: r.InFlight, Pending: r.Pending, PendingExits: r.PendingExits, Unheld: r.Unheld,
 		EntryWait: r.EntryWait, ExitWait: r.ExitWait, Throughput: r.Throughput(),
 		InCSTime: r.InCSTime, MinInCS: r.MinInCS, MaxInCS: r.MaxInCS, MeanInCS: r.MeanInCS(),
-		Events: r.Events, EndTime: r.EndTime,
+		Events: r.Events, EndTime: r.EndTime, Faults: newSimFaults(c, r),
 	}
 	if r.Stop == sim.StopMemory {
 		s.Result = "incomplete"
@@ -338,6 +343,7 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 		fmt.Fprintf(w, "violation: %s at t=%g, %s: %s\n", v.Kind, v.Time, v.Event, v.Detail)
 		fmt.Fprintf(w, "InCS then: %s\n", idList(v.InCS))
 	}
+	printSimFaults(w, s.Faults)
 	fmt.Fprintf(w, "%-22s %d (exits %d)\n", "CS entries", s.Entries, s.Exits)
 	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "messages", s.Messages, s.MessagesPerEntry)
 	fmt.Fprintf(w, "%-22s %d, %.3f per entry\n", "words", s.Words, s.WordsPerEntry)

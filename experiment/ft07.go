@@ -1,0 +1,378 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/alg/ftraymond"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/detector"
+	"github.com/critsec/critsec/sim"
+	"github.com/critsec/critsec/trace"
+)
+
+// The fault-tolerance study of Bouillaguet, Arantes and Sens, "Fault
+// tolerant k-mutual exclusion algorithm using failure detector" (2007),
+// section 6: 15 nodes, 5 resources, crashes injected one after another,
+// Raymond's algorithm against its extension (Figure 2: the number of
+// resources in use over time), and the message counts the section states.
+// docs/fault-tolerance.md puts the measurements beside the paper's claims.
+
+// FT07 is the study's setting.
+type FT07 struct {
+	// N processes, K resources (the paper: 15 and 5).
+	N, K int
+	// Crashes are injected one after another (Figure 2's triangles).
+	Crashes []sim.Crash
+	// Lambda and E are the workload (time OutCS ~ Exp(1/Lambda), InCS
+	// ~ Exp(E)); transit Tt = 1, Ts = Tr = 0.
+	Lambda, E float64
+	// Detector and DetectDelay are ftraymond's failure detector.
+	Detector    detector.Class
+	DetectDelay float64
+	// MaxTime ends the runs; Bin is the width of Figure 2's time steps.
+	MaxTime, Bin float64
+	// Entries is the length of the runs that count messages per CS.
+	Entries int64
+	Seed    uint64
+}
+
+// DefaultFT07 is the study as critsec runs it: n = 15, k = 5, a heavy load
+// (every process InCS about half of the time, so the k resources are in
+// demand), and n-1 = 14 crashes, of P2..P15, one every 100 time units from
+// t = 100.
+func DefaultFT07() FT07 {
+	c := FT07{N: 15, K: 5, Lambda: 1, E: 1, Detector: detector.T, DetectDelay: 5, MaxTime: 1600, Bin: 10, Entries: 3000, Seed: 1}
+	for i := range c.N - 1 {
+		c.Crashes = append(c.Crashes, sim.Crash{At: float64(100 * (i + 1)), Node: cs.ID(i + 2)})
+	}
+	return c
+}
+
+// traced runs cfg with a trace kept in memory and returns the result and
+// the trace's events.
+func traced(cfg sim.Config, h trace.Header) (*sim.Result, []trace.Event, error) {
+	var buf bytes.Buffer
+	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, h))
+	res, err := sim.Run(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.Trace.Flush(); err != nil {
+		return nil, nil, err
+	}
+	r, err := trace.NewReader(&buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	var evs []trace.Event
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		evs = append(evs, ev)
+	}
+	return res, evs, nil
+}
+
+// build returns the machines and property of algorithm name on c's
+// problem (k-mutual exclusion, no process InCS).
+func (c FT07) build(name string) (*alg.Problem, []cs.Machine, error) {
+	a, err := alg.Lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return alg.Build(a.SpecFor(c.N, 0, c.K))
+}
+
+// Figure2 runs Raymond and ftraymond through the same crash scenario and
+// returns the resources in use over time: one row per algorithm and time
+// step, with the time-weighted mean and the maximum of #InCS (live
+// processes) over the step, and the live processes at its end. Raymond's
+// run ends in a deadlock (every live process waits): that is the result,
+// not an error; any other violation is one.
+func (c FT07) Figure2() (*Table, error) {
+	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live"}}
+	for _, name := range []string{raymond.Name, ftraymond.Name} {
+		pr, ms, err := c.build(name)
+		if err != nil {
+			return nil, err
+		}
+		cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+			MaxTime: c.MaxTime, Seed: c.Seed, Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
+		res, evs, err := traced(cfg, trace.Header{Alg: name, N: c.N, K: c.K})
+		if err != nil {
+			return nil, err
+		}
+		if v := res.Violation; v != nil && v.Kind != sim.KindDeadlock {
+			return nil, fmt.Errorf("ft07: %s: %v", name, v)
+		}
+		inUse(t, name, evs, c.N, c.Bin, c.MaxTime)
+	}
+	return t, nil
+}
+
+// inUse adds to t the rows of one algorithm: per time step of width bin
+// up to end, the time-weighted mean and the maximum of the live processes
+// InCS, and the live processes at the step's end.
+func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
+	in := make([]bool, n+1)
+	crashed := make([]bool, n+1)
+	count, live := 0, n
+	step, last := 0, 0.0
+	mean, peak := 0.0, 0
+	flush := func(upTo float64) {
+		for float64(step+1)*bin <= upTo {
+			stepEnd := float64(step+1) * bin
+			mean += float64(count) * (stepEnd - last)
+			last = stepEnd
+			t.Add(label, float64(step)*bin, mean/bin, float64(peak), float64(live))
+			step++
+			mean, peak = 0, count
+		}
+	}
+	for _, ev := range evs {
+		if ev.T > end {
+			break
+		}
+		flush(ev.T)
+		mean += float64(count) * (ev.T - last)
+		last = ev.T
+		switch ev.Ev {
+		case trace.EvState:
+			now := ev.State == cs.InCS.String()
+			if now != in[ev.Node] {
+				in[ev.Node] = now
+				if now {
+					count++
+				} else {
+					count--
+				}
+			}
+		case trace.EvCrash:
+			crashed[ev.Node] = true
+			live--
+			if in[ev.Node] {
+				in[ev.Node] = false
+				count--
+			}
+		}
+		peak = max(peak, count)
+	}
+	flush(end)
+}
+
+// Messages is the message study of section 6: for Raymond and ftraymond
+// without crashes, at a light load (uncontended) and at c's load, the
+// messages per CS entry without the initialization (the paper: between
+// 2n-k-1 and 2n-1), and ftraymond's initialization messages per process
+// (INIT and ACK; the paper: between n-1 and 2(n-1)); then ftraymond in c's
+// crash scenario: CRASH messages per crash and per process that detected
+// it (the paper: n), and the entries per crash.
+func (c FT07) Messages() (*Table, error) {
+	t := &Table{LabelName: "measure", Header: []string{"n", "k", "value", "paper_lo", "paper_hi"}}
+	n, k := float64(c.N), float64(c.K)
+	for _, load := range []struct {
+		name      string
+		lambda, e float64
+	}{{"light", 0.001, 1}, {"heavy", c.Lambda, c.E}} {
+		for _, name := range []string{raymond.Name, ftraymond.Name} {
+			pr, ms, err := c.build(name)
+			if err != nil {
+				return nil, err
+			}
+			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: load.lambda, E: load.e, Tt: 1,
+				Entries: c.Entries, Drain: true, Seed: c.Seed}
+			res, evs, err := traced(cfg, trace.Header{Alg: name, N: c.N, K: c.K})
+			if err != nil {
+				return nil, err
+			}
+			if res.Violation != nil {
+				return nil, fmt.Errorf("ft07: %s: %v", name, res.Violation)
+			}
+			sent := kinds(evs)
+			perCS := float64(sent["REQUEST"]+sent["REPLY"]) / float64(res.Entries)
+			t.Add(name+" messages per CS, "+load.name+" load", n, k, perCS, 2*n-k-1, 2*n-1)
+			if name == ftraymond.Name && load.name == "light" {
+				t.Add("ftraymond INIT+ACK per process", n, k, float64(sent["INIT"]+sent["ACK"])/n, n-1, 2*(n-1))
+			}
+		}
+	}
+	pr, ms, err := c.build(ftraymond.Name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+		MaxTime: c.MaxTime, Seed: c.Seed, Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
+	res, evs, err := traced(cfg, trace.Header{Alg: ftraymond.Name, N: c.N, K: c.K})
+	if err != nil {
+		return nil, err
+	}
+	if res.Violation != nil {
+		return nil, fmt.Errorf("ft07: ftraymond with crashes: %v", res.Violation)
+	}
+	crashes := float64(len(res.EntriesAtCrash))
+	// A detection is a live process's suspicion of a crashed one (line 43:
+	// after the initialization every process trusts every other); it sends
+	// CRASH to the n-1 others and applies it locally, the n-th copy.
+	crashed := map[cs.ID]bool{}
+	detections, crashSends := 0, 0
+	for _, ev := range evs {
+		switch {
+		case ev.Ev == trace.EvCrash:
+			crashed[ev.Node] = true
+		case ev.Ev == trace.EvSuspect && crashed[ev.Who]:
+			detections++
+		case ev.Ev == trace.EvSend && ev.Msg == "CRASH":
+			crashSends++
+		}
+	}
+	// The paper's n counts the detector's own copy, which critsec applies
+	// without a message: n-1 sends.
+	t.Add("ftraymond CRASH sends per detection", n, k, float64(crashSends)/float64(detections), n-1, n)
+	t.Add("ftraymond detections per crash", n, k, float64(detections)/crashes, 1, n-1)
+	t.Add("ftraymond CRASH sends per crash", n, k, float64(crashSends)/crashes, n, n*(n-1))
+	return t, nil
+}
+
+// recovery returns, for a crash at time at, the time from the crash to the
+// next CS entry, and the time until every live process whose request
+// (entry or exit) was pending at the crash has completed it (the crash can
+// hold any of them up: its permission may be missing); math.Inf when that
+// does not happen in evs.
+func recovery(evs []trace.Event, n int, at float64) (first, all float64) {
+	first, all = math.Inf(1), 0
+	pending := make([]bool, n+1)
+	var held []bool // the requests pending at the crash, once it happened
+	left := 0
+	for _, ev := range evs {
+		if held == nil && ev.T > at {
+			held = append([]bool(nil), pending...)
+			for _, p := range held {
+				if p {
+					left++
+				}
+			}
+		}
+		switch ev.Ev {
+		case trace.EvRequest:
+			pending[ev.Node] = true
+		case trace.EvState:
+			pending[ev.Node] = false
+			if ev.T < at {
+				continue
+			}
+			if ev.State == cs.InCS.String() {
+				first = min(first, ev.T-at)
+			}
+			if held != nil && held[ev.Node] {
+				held[ev.Node] = false
+				all = max(all, ev.T-at)
+				left--
+			}
+		case trace.EvCrash:
+			if held != nil && held[ev.Node] {
+				held[ev.Node] = false // it will not enter: not held up, gone
+				left--
+			}
+			pending[ev.Node] = false
+		}
+	}
+	if held == nil || left > 0 {
+		return first, math.Inf(1)
+	}
+	return first, all
+}
+
+// kinds counts the sends of each message kind.
+func kinds(evs []trace.Event) map[string]int {
+	m := map[string]int{}
+	for _, ev := range evs {
+		if ev.Ev == trace.EvSend {
+			m[ev.Msg]++
+		}
+	}
+	return m
+}
+
+// Survival runs every registered algorithm on n = 15 (k = 5, l = 1 where
+// it takes one; the local ones on the complete graph) under c's load with the first crashes
+// of c's scenario (1, then k), and reports whether it goes on: the CS
+// entries after the last crash, the time from the last crash to the next
+// entry and the recovery time (recovery; math.Inf when there is none), and whether the run ended in a
+// deadlock, broke its bounds or failed otherwise (a published variant's
+// undefined step, crashes or not).
+func (c FT07) Survival(crashes []int) (*Table, error) {
+	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "bounds_broken", "error"}}
+	for _, a := range alg.All() {
+		for _, nc := range crashes {
+			pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
+			if err != nil {
+				return nil, err
+			}
+			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+				MaxTime: float64(100*nc) + 500, Seed: c.Seed, Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
+			res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
+			if err != nil {
+				return nil, err
+			}
+			first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
+			before := int64(0)
+			if len(res.EntriesAtCrash) > 0 {
+				before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
+			}
+			dead, broken, failed := 0.0, 0.0, 0.0
+			if v := res.Violation; v != nil {
+				switch v.Kind {
+				case sim.KindDeadlock:
+					dead = 1
+				case sim.KindBounds:
+					broken = 1
+				default: // a published variant's undefined step, crash or not
+					failed = 1
+				}
+			}
+			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, broken, failed)
+		}
+	}
+	return t, nil
+}
+
+// PlotFigure2 draws t (Figure2's table) into path: the mean resources in
+// use per time step, one line per algorithm, and a triangle on the time
+// axis at each crash, as the paper's Figure 2 marks them.
+func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
+	p, err := t.chart(Chart{Title: "Resources in use (n = 15, k = 5), crashes marked", X: "t", Y: "in_use_mean",
+		XLabel: "time", YLabel: "resources in use (mean over each step)"})
+	if err != nil {
+		return err
+	}
+	marks := make(plotter.XYs, len(crashes))
+	for i, c := range crashes {
+		marks[i] = plotter.XY{X: c.At, Y: 0}
+	}
+	tri, err := plotter.NewScatter(marks)
+	if err != nil {
+		return err
+	}
+	tri.Shape = draw.TriangleGlyph{}
+	tri.Color = color.Black
+	tri.Radius = vg.Points(4)
+	p.Add(tri)
+	p.Legend.Add("crash", tri)
+	return savePlot(p, path)
+}
