@@ -166,8 +166,8 @@ type builder struct {
 	// shown marks the processes whose state the page needs: the lines
 	// and, for a local problem, their neighbours.
 	shown []bool
-	kinds   map[string]int32
-	inCS    int
+	kinds map[string]int32
+	inCS  int
 	// sends in the window not yet received, per link and kind, oldest first.
 	transit map[linkKey][]int
 	// the overview series: the time of its first bucket, #InCS in the

@@ -252,14 +252,14 @@ func openFile(t *testing.T, name string) io.Reader {
 func TestRefused(t *testing.T) {
 	head := `{"ev":"header","alg":"x","n":2,"l":0,"k":1,"initial":[],"runtime":"sim","fifo":true}` + "\n"
 	for body, want := range map[string]string{
-		"":                               "line 1: empty file",
-		"{}\n":                           "line 1: the first line must be the header",
-		head + `{"t":1,"ev":"send","node":3,"to":1,"msg":"A"}`: "line 2: node 3 is out of range 1..2",
-		head + `{"t":1,"ev":"send","node":1,"to":0,"msg":"A"}`: "line 2: destination 0 is out of range 1..2",
-		head + `{"t":1,"ev":"recv","node":1,"from":9,"msg":"A"}`: "line 2: sender 9 is out of range",
-		head + `{"t":1,"ev":"suspect","node":1,"who":5}`:       "line 2: suspected process 5",
+		"":     "line 1: empty file",
+		"{}\n": "line 1: the first line must be the header",
+		head + `{"t":1,"ev":"send","node":3,"to":1,"msg":"A"}`:                          "line 2: node 3 is out of range 1..2",
+		head + `{"t":1,"ev":"send","node":1,"to":0,"msg":"A"}`:                          "line 2: destination 0 is out of range 1..2",
+		head + `{"t":1,"ev":"recv","node":1,"from":9,"msg":"A"}`:                        "line 2: sender 9 is out of range",
+		head + `{"t":1,"ev":"suspect","node":1,"who":5}`:                                "line 2: suspected process 5",
 		head + `{"t":2,"ev":"crash","node":1}` + "\n" + `{"t":1,"ev":"crash","node":2}`: "line 3: time 1 is before the previous event's 2",
-		head + `{"t":1,"ev":"bogus","node":1}`:                                        `line 2: field "ev"`,
+		head + `{"t":1,"ev":"bogus","node":1}`:                                          `line 2: field "ev"`,
 		strings.Replace(head, `"n":2`, `"n":3000000`, 1):                                "more than the limit",
 		strings.Replace(head, `"initial":[]`, `"initial":[3]`, 1):                       "initial: process 3 is out of range",
 		strings.Replace(head, `"k":1`, `"k":5`, 1):                                      "bounds lo..hi = 0..5",
