@@ -188,5 +188,11 @@ func TestBrowserLoadTime(t *testing.T) {
 		}
 		arrows := count(ctx, t, ".msg")
 		t.Logf("run %d: drawn %.0f ms after navigation start (%d ms wall, %d arrows drawn)", i+1, ready, wall.Milliseconds(), arrows)
+		// The worst redraw: the whole detail window at once.
+		fit, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => { const a = performance.now(); document.getElementById("zoom-fit").click(); return performance.now() - a; })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("run %d: fit (whole window) redrawn in %.0f ms, %d arrows drawn", i+1, fit, count(ctx, t, ".msg"))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -106,8 +107,28 @@ func runViz(cmd *cobra.Command, path string, f *vizFlags) error {
 		return badInput("viz: %v", err)
 	}
 	defer in.Close()
+	out := f.out
+	if out == "" && ln == nil {
+		out = "-"
+		if path != "-" {
+			out = strings.TrimSuffix(path, ".jsonl") + ".html"
+		}
+	}
+	// The page's file is created before the trace is read, so a path that
+	// cannot be written is refused at once; it is removed if no page comes.
+	var of *os.File
+	if out != "" && out != "-" {
+		if of, err = os.Create(out); err != nil {
+			return badInput("viz: --out %s: %v", out, err)
+		}
+		defer of.Close()
+	}
 	d, err := viz.Build(in, filepath.Base(name), f.opt)
 	if err != nil {
+		if of != nil {
+			of.Close()
+			os.Remove(out)
+		}
 		return vizReadError(name, err)
 	}
 	var page bytes.Buffer
@@ -115,23 +136,19 @@ func runViz(cmd *cobra.Command, path string, f *vizFlags) error {
 		return err
 	}
 	if ln != nil {
-		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		fmt.Fprintf(cmd.OutOrStdout(), "serving %s (%d events) at http://%s/ ; interrupt to stop\n", name, d.Events, ln.Addr())
 		return servePage(ctx, ln, page.Bytes())
 	}
-	out := f.out
-	if out == "" {
-		out = "-"
-		if path != "-" {
-			out = strings.TrimSuffix(path, ".jsonl") + ".html"
-		}
-	}
-	if out == "-" {
+	if of == nil {
 		_, err := cmd.OutOrStdout().Write(page.Bytes())
 		return err
 	}
-	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
+	if _, err := of.Write(page.Bytes()); err != nil {
+		return fmt.Errorf("viz: writing %s: %w", out, err)
+	}
+	if err := of.Close(); err != nil {
 		return fmt.Errorf("viz: writing %s: %w", out, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "viz: %s (%d events, %d in detail) -> %s\n", name, d.Events, len(d.Detail), out)
