@@ -3,6 +3,7 @@ package viz
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -268,6 +269,32 @@ func TestRefused(t *testing.T) {
 		var ie *InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: error %v, want one line with %q", body, err, want)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite docs/viz/*.html from docs/traces")
+
+// TestCommittedPages: the pages committed in docs/viz are those critsec
+// viz makes today from docs/traces (critsec viz docs/traces/X.jsonl --out
+// docs/viz/X.html); go test ./viz -run CommittedPages -update rewrites
+// them after a change to the page.
+func TestCommittedPages(t *testing.T) {
+	for _, f := range published(t) {
+		b, _ := os.ReadFile(f)
+		var page bytes.Buffer
+		if err := Page(&page, bytes.NewReader(b), filepath.Base(f), Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join("../docs/viz", strings.TrimSuffix(filepath.Base(f), ".jsonl")+".html")
+		if *update {
+			if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, page.Bytes()) {
+			t.Errorf("%s is missing or stale (%v): rewrite it with go test ./viz -run CommittedPages -update", out, err)
 		}
 	}
 }

@@ -92,7 +92,10 @@
   const span0 = tw1 > tw0 ? tw1 - tw0 : 1;
   let v0 = tw0 - span0 * 0.02, v1 = tw1 + span0 * 0.02;
   const FIRSTVIEW = 400; // a long window opens on its first events ("fit" shows all of it)
-  if (E.length > FIRSTVIEW && E[FIRSTVIEW - 1][0] > tw0) v1 = E[FIRSTVIEW - 1][0];
+  if (E.length > FIRSTVIEW && E[FIRSTVIEW - 1][0] > tw0) {
+    v1 = E[FIRSTVIEW - 1][0];
+    v0 = tw0 - (v1 - tw0) * 0.02;
+  }
   let step = D.step ? 0 : E.length; // events 0..step-1 are shown
   let hood = 0; // 0: global #InCS; i: the neighbourhood of P_i
   const vio = D.violation;
