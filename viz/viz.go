@@ -148,6 +148,7 @@ type violation struct {
 // cannot place (a process id outside 1..n, time going back).
 type InputError struct{ Err error }
 
+// Error is the cause's message: "line N: what is wrong" for a trace's line.
 func (e *InputError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the cause.
