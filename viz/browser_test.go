@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -90,11 +92,19 @@ func TestBrowser(t *testing.T) {
 		file              string
 		procs, violStep   int
 		minArrows, events int
+		hover             map[string]string // selector -> text its tooltip holds
 	}{
 		// 34 events; 15 messages, all received (docs/maekawa.md: 19 steps).
-		{"../docs/traces/maekawa-paper-deadlock.jsonl", 4, 34, 15, 34},
+		{"../docs/traces/maekawa-paper-deadlock.jsonl", 4, 34, 15, 34, map[string]string{
+			`.msg[data-kind="REQUEST"]`: "REQUEST  P2 → P1\nsent t=1, received t=5 (4 later)",
+			"#bound-hi":                 "upper bound k = 1",
+		}},
 		// Line 10 of the file (event 9) puts P2 InCS beside P1: k = 1 broken.
-		{"testdata/bounds.jsonl", 3, 9, 3, 10},
+		{"testdata/bounds.jsonl", 3, 9, 3, 10, map[string]string{
+			".cs":                        "P1 InCS from t=3, still InCS",
+			`.msg[data-kind="mx.REPLY"]`: "mx.REPLY  P2 → P1",
+			"#chart-hit":                 "#InCS = ",
+		}},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			url := writePage(t, dir, tc.file)
@@ -119,6 +129,11 @@ func TestBrowser(t *testing.T) {
 			}
 			if count(ctx, t, "#bound-lo") != 1 || count(ctx, t, "#bound-hi") != 1 || count(ctx, t, "#count") != 1 {
 				t.Error("the chart lacks its bound lines or its #InCS line")
+			}
+			for sel, want := range tc.hover {
+				if got := hover(ctx, t, sel); !strings.Contains(got, want) {
+					t.Errorf("hovering %s shows %q, want %q in it", sel, got, want)
+				}
 			}
 			// Step from the start, one event at a time.
 			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#step-first"))); err != nil {
@@ -160,6 +175,50 @@ func TestBrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBrowserLocal: the page of a local problem offers every drawn
+// process's neighbourhood, and draws the chosen one's l_i and k_i.
+func TestBrowserLocal(t *testing.T) {
+	ctx := browser(t)
+	url := writePage(t, t.ArtifactDir(), "testdata/local.jsonl")
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(ctx, t, "#hood option"); n != 5 {
+		t.Errorf("%d choices of neighbourhood, want all processes and N1..N4", n)
+	}
+	// testdata/local.jsonl: l_4 = 1, k_4 = 2; N4 ∪ {P4} = {P3, P4}.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("hood"); s.value = "4"; s.dispatchEvent(new Event("change")); })()`)); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{"#bound-lo": "l4 = 1", "#bound-hi": "k4 = 2"} {
+		if got := hover(ctx, t, sel); got != want {
+			t.Errorf("hovering %s shows %q, want %q", sel, got, want)
+		}
+	}
+	label, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".ylabel").textContent`))
+	if err != nil || label != "#InCS in N4 ∪ {P4}" {
+		t.Errorf("the chart is labelled %q (%v)", label, err)
+	}
+}
+
+// hover moves the mouse to the middle of the first element matching
+// selector and returns the tooltip's text ("" when none shows).
+func hover(ctx context.Context, t *testing.T, selector string) string {
+	t.Helper()
+	xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, selector)))
+	if err != nil {
+		t.Fatalf("%s: %v", selector, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, xy[0], xy[1])); err != nil {
+		t.Fatal(err)
+	}
+	tip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("tip").hidden ? "" : document.getElementById("tip").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tip
 }
 
 // TestBrowserLoadTime reports how long the page CRITSEC_VIZ_PAGE takes to

@@ -96,7 +96,7 @@
     v1 = E[FIRSTVIEW - 1][0];
     v0 = tw0 - (v1 - tw0) * 0.02;
   }
-  let step = D.step ? 0 : E.length; // events 0..step-1 are shown
+  let step = E.length; // events 0..step-1 are shown (the stepper's |◀ goes back to none)
   let hood = 0; // 0: global #InCS; i: the neighbourhood of P_i
   const vio = D.violation;
   const vioStep = vio && vio.index >= D.first && vio.index < D.first + E.length ? vio.index - D.first + 1 : -1;
@@ -276,13 +276,14 @@
     return { lo: H.lk[hood - 1][0], hi: H.lk[hood - 1][1], name: "#InCS in N" + hood + " ∪ {P" + hood + "}" };
   }
 
-  // series of the detail window: [t, value] after each event (and before the first)
+  // the chart's count in the detail window: its value when the window
+  // starts, and after each event
   function detailSeries() {
-    if (!(H.local && hood > 0)) return count;
+    if (!(H.local && hood > 0)) return [D.inCSAt, count];
     const members = new Set([hood].concat(H.neighbors[hood - 1]));
     const inc = new Set(D.startInCS.filter((p) => members.has(p))), dead = new Set(D.startCrashed);
-    const out = [];
-    let v = inc.size;
+    const out = [], start = inc.size;
+    let v = start;
     E.forEach((e) => {
       const p = e[2];
       if (members.has(p) && !dead.has(p)) {
@@ -292,13 +293,20 @@
       }
       out.push(v);
     });
-    return out;
+    return [start, out];
+  }
+
+  // the count at time t, as the chart shows it (up to the current step)
+  function valueAt(t) {
+    const [start, ds] = detailSeries();
+    let lo = 0, hi = Math.min(step, ds.length); // first event after t
+    while (lo < hi) { const m = (lo + hi) >> 1; if (E[m][0] <= t) lo = m + 1; else hi = m; }
+    return lo === 0 ? start : ds[lo - 1];
   }
 
   function renderChart() {
-    const w = width(), top = 18, bottom = CH - 16, b = boundsOf(), ds = detailSeries();
-    const start = H.local && hood > 0 ? null : D.inCSAt;
-    let ymax = 1;
+    const w = width(), top = 18, bottom = CH - 16, b = boundsOf(), [start, ds] = detailSeries();
+    let ymax = Math.max(1, start);
     const useBand = !(H.local && hood > 0);
     if (useBand) D.series.forEach((x) => { ymax = Math.max(ymax, x[1]); });
     ds.forEach((v) => { ymax = Math.max(ymax, v); });
@@ -310,6 +318,7 @@
     s += "<line class=axis x1=" + LEFT + " x2=" + LEFT + " y1=" + top + " y2=" + bottom + " />";
     for (let v = 0; v <= ymax; v += Math.max(1, Math.ceil(ymax / 5))) s += "<text class=tick x=" + (LEFT - 6) + " y=" + (y(v) + 3) + " text-anchor=end>" + v + "</text>";
     s += "<text class=ylabel x=4 y=12>" + esc(b.name) + "</text>";
+    s += "<rect id=chart-hit fill=transparent x=" + LEFT + " y=" + top + " width=" + Math.max(0, w - LEFT - RIGHT) + " height=" + (bottom - top) + " />";
     // whole-trace band: min..max per bucket
     if (useBand && D.series.length) {
       let up = "", down = "";
@@ -323,22 +332,14 @@
     }
     // the window's exact step function, up to the current step
     const n = Math.min(step, ds.length);
-    let d = "", prev = start === null ? (ds.length ? null : 0) : start;
-    if (prev === null) { // local: the value before the first event
-      const members = new Set([hood].concat(H.neighbors[hood - 1]));
-      prev = D.startInCS.filter((p) => members.has(p)).length;
-    }
-    let t = tw0;
-    d = "M" + xOf(Math.max(t, v0)) + "," + y(prev);
-    let lastX = xOf(Math.max(t, v0));
+    let prev = start, d = "M" + xOf(Math.max(tw0, v0)) + "," + y(prev);
     for (let i = 0; i < n; i++) {
       const ti = E[i][0];
       if (ds[i] === prev) continue;
       if (ti > v1) break;
       const x = xOf(Math.max(ti, v0));
-      if (x - lastX < 0.5 && i > 0) { d += "L" + x + "," + y(ds[i]); prev = ds[i]; lastX = x; continue; } // dense: skip no corners
       d += "L" + x + "," + y(prev) + "L" + x + "," + y(ds[i]);
-      prev = ds[i]; lastX = x;
+      prev = ds[i];
     }
     const tEnd = n < E.length ? (n > 0 ? E[n - 1][0] : tw0) : tw1;
     d += "L" + xOf(Math.min(Math.max(tEnd, v0), v1)) + "," + y(prev);
@@ -415,7 +416,12 @@
     svg.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX, v0: v0, v1: v1 }; svg.classList.add("dragging"); });
     window.addEventListener("mouseup", () => { drag = null; svg.classList.remove("dragging"); });
     svg.addEventListener("mousemove", (ev) => {
-      const tip = $("tip"), t = ev.target.dataset ? ev.target.dataset.tip : null;
+      const tip = $("tip");
+      let t = ev.target.dataset ? ev.target.dataset.tip : null;
+      if (ev.target.id === "chart-hit") {
+        const at = tOf(ev.clientX - svg.getBoundingClientRect().left);
+        t = boundsOf().name + " = " + valueAt(at) + " at t=" + fmt(at) + (at < tw0 || at > tw1 ? " (outside the detail window: see the band)" : "");
+      }
       if (drag) {
         const dt = ((ev.clientX - drag.x) / (width() - LEFT - RIGHT)) * (drag.v1 - drag.v0);
         v0 = drag.v0 - dt; v1 = drag.v1 - dt;
@@ -430,7 +436,6 @@
     svg.addEventListener("mouseleave", () => { $("tip").hidden = true; });
   }
   window.addEventListener("resize", render);
-  if (D.step && new URLSearchParams(location.search).has("end")) step = E.length;
   render();
   window.vizReady = performance.now(); // load time, read by the browser test
   document.body.dataset.ready = "1";
