@@ -127,7 +127,6 @@ type headerInfo struct {
 	Seed    uint64  `json:"seed"`
 	FIFO    bool    `json:"fifo"`
 	Coterie string  `json:"coterie,omitempty"`
-	Initial []cs.ID `json:"initial"`
 	// Local problems: the neighbourhoods and bounds of P1..P_Lines.
 	Local     bool      `json:"local"`
 	Neighbors [][]cs.ID `json:"neighbors,omitempty"`
@@ -135,7 +134,9 @@ type headerInfo struct {
 }
 
 // violation is the first event that breaks the header's property (Index,
-// 0-based over the whole trace; -1 when none does) and the trace's claim.
+// 0-based over the whole trace; -1 when the initial configuration does)
+// and the trace's claim (Kind, Detail), shown at the last event when no
+// event breaks the property.
 type violation struct {
 	Index  int64  `json:"index"`
 	Reason string `json:"reason,omitempty"`
@@ -216,12 +217,9 @@ func Build(r io.Reader, title string, opt Options) (*Data, error) {
 		Title: title, Lines: lines, First: -1,
 		Header: headerInfo{
 			Alg: h.Alg, N: h.N, L: h.L, K: h.K, Lo: h.Lo, Hi: h.Hi, Runtime: h.Runtime, Seed: h.Seed,
-			FIFO: h.FIFO, Coterie: h.Coterie, Initial: h.Initial, Local: !p.IsGlobal(),
+			FIFO: h.FIFO, Coterie: h.Coterie, Local: !p.IsGlobal(),
 		},
 		StartInCS: []cs.ID{}, StartCrashed: []cs.ID{}, Detail: [][6]float64{}, Kinds: []string{}, Counts: []int64{},
-	}
-	if d.Header.Initial == nil {
-		d.Header.Initial = []cs.ID{}
 	}
 	if d.Header.Local {
 		d.Header.Neighbors, d.Header.LK = h.Neighbors[:lines], h.LK[:lines]
@@ -247,7 +245,7 @@ func Build(r io.Reader, title string, opt Options) (*Data, error) {
 	var f *property.Failure
 	b.tr, f = property.NewTracker(p, viewOf(initial))
 	if f != nil {
-		d.Violation = &violation{Index: -1, Reason: "initially: " + f.Error()}
+		d.Violation = &violation{Index: -1, Reason: f.Error()}
 	}
 	b.initial = b.inCS
 	if h.Demonstrates != nil {

@@ -37,7 +37,7 @@ func build(t *testing.T, body string, opt Options) *Data {
 // independent replay of the same file: the extremes of #InCS, the messages
 // left in transit, the event count, and the line where the property breaks.
 func TestAgainstTraceCheck(t *testing.T) {
-	files := append(published(t), "testdata/bounds.jsonl", "testdata/crash.jsonl", "testdata/local.jsonl")
+	files := append(published(t), "testdata/bounds.jsonl", "testdata/crash.jsonl", "testdata/local.jsonl", "testdata/initial.jsonl")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			b, err := os.ReadFile(f)

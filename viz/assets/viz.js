@@ -89,8 +89,9 @@
   marks.forEach((m) => { if (m.type === T.CRASH && !crashAt.has(m.p)) crashAt.set(m.p, m.i); });
 
   // ---- state: view range, step, hidden groups
-  const span0 = tw1 > tw0 ? tw1 - tw0 : 1;
-  let v0 = tw0 - span0 * 0.02, v1 = tw1 + span0 * 0.02;
+  // a margin of 2 % each side; a window at one instant gets a unit around it
+  const pad = tw1 > tw0 ? (tw1 - tw0) * 0.02 : 0.5;
+  let v0 = tw0 - pad, v1 = tw1 + pad;
   const FIRSTVIEW = 400; // a long window opens on its first events ("fit" shows all of it)
   if (E.length > FIRSTVIEW && E[FIRSTVIEW - 1][0] > tw0) {
     v1 = E[FIRSTVIEW - 1][0];
@@ -99,7 +100,11 @@
   let step = E.length; // events 0..step-1 are shown (the stepper's |◀ goes back to none)
   let hood = 0; // 0: global #InCS; i: the neighbourhood of P_i
   const vio = D.violation;
-  const vioStep = vio && vio.index >= D.first && vio.index < D.first + E.length ? vio.index - D.first + 1 : -1;
+  // the step from which the violation shows: 0 for the initial configuration,
+  // -1 when it lies outside the detail window
+  let vioStep = -1;
+  if (vio && vio.index >= D.first && vio.index < D.first + E.length) vioStep = vio.index - D.first + 1;
+  else if (vio && vio.index < 0 && D.first === 0) vioStep = 0;
 
   // ---- header text
   const parts = [H.alg, "n = " + H.n, "runtime " + H.runtime];
@@ -376,9 +381,10 @@
       $("event-text").textContent = step > 0 ? describe(step - 1) : "initial configuration: InCS " + (D.startInCS.length ? D.startInCS.map((p) => "P" + p).join(" ") : "none");
     }
     const box = $("violation");
-    const show = vio && (vio.reason || vio.kind) && (D.step ? vioStep > 0 && step >= vioStep : true);
+    const show = vio && (vio.reason || vio.kind) && (D.step ? vioStep >= 0 && step >= vioStep : true);
     box.hidden = !show;
-    box.textContent = show ? (D.step ? "At step " + vioStep + ": " : vioStep > 0 ? "At event " + (vio.index + 1) + ": " : "") + vioText() : "";
+    const where = vio && vio.index < 0 ? "In the initial configuration: " : D.step ? "At step " + vioStep + ": " : vioStep > 0 ? "At event " + (vio.index + 1) + ": " : "";
+    box.textContent = show ? where + vioText() : "";
     box.dataset.step = show ? String(vioStep) : "";
   }
 
@@ -392,7 +398,7 @@
   }
   $("zoom-in").onclick = () => zoom(0.5);
   $("zoom-out").onclick = () => zoom(2);
-  $("zoom-fit").onclick = () => { v0 = tw0 - span0 * 0.02; v1 = tw1 + span0 * 0.02; render(); };
+  $("zoom-fit").onclick = () => { v0 = tw0 - pad; v1 = tw1 + pad; render(); };
   $("zoom-all").onclick = () => { const sp = D.t1 > D.t0 ? D.t1 - D.t0 : 1; v0 = D.t0 - sp * 0.02; v1 = D.t1 + sp * 0.02; render(); };
   if (D.step) {
     $("stepper").hidden = false;
