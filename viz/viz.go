@@ -117,16 +117,16 @@ type Data struct {
 }
 
 type headerInfo struct {
-	Alg     string  `json:"alg"`
-	N       int     `json:"n"`
-	L       int     `json:"l"`
-	K       int     `json:"k"`
-	Lo      int     `json:"lo"`
-	Hi      int     `json:"hi"`
-	Runtime string  `json:"runtime"`
-	Seed    uint64  `json:"seed"`
-	FIFO    bool    `json:"fifo"`
-	Coterie string  `json:"coterie,omitempty"`
+	Alg     string `json:"alg"`
+	N       int    `json:"n"`
+	L       int    `json:"l"`
+	K       int    `json:"k"`
+	Lo      int    `json:"lo"`
+	Hi      int    `json:"hi"`
+	Runtime string `json:"runtime"`
+	Seed    uint64 `json:"seed"`
+	FIFO    bool   `json:"fifo"`
+	Coterie string `json:"coterie,omitempty"`
 	// Local problems: the neighbourhoods and bounds of P1..P_Lines.
 	Local     bool      `json:"local"`
 	Neighbors [][]cs.ID `json:"neighbors,omitempty"`
