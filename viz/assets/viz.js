@@ -163,7 +163,7 @@
     const kind = k >= 0 ? D.kinds[k] : "";
     const s = ["P" + p + " sends " + kind + " to P" + o, "P" + p + " receives " + kind + " from P" + o,
       "P" + p + " requests entry", "P" + p + " requests exit", "P" + p + " becomes InCS", "P" + p + " becomes OutCS",
-      "P" + p + " crashes", "P" + p + " suspects P" + o, "verdict"][ty];
+      "P" + p + " crashes", "P" + p + " suspects P" + o, "the run's verdict" + (vio && vio.kind ? ": " + vio.kind : "")][ty];
     return "event " + (D.first + i + 1) + " (t=" + fmt(t) + "): " + s;
   }
 
