@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +26,12 @@ func TestBadInputEverySubcommand(t *testing.T) {
 	hugeN := file("huge.jsonl", `{"ev":"header","alg":"raymond","n":2000000000,"l":0,"k":3,"seed":1,"initial":[],"lo":0,"hi":3,"runtime":"sim","fifo":true}`+"\n")
 	n62 := file("n62.jsonl", `{"ev":"header","alg":"raymond","n":4611686018427387904,"l":0,"k":3,"initial":[],"runtime":"sim","fifo":true}`+"\n")
 	badProblem := file("problem", `{"alg":"gcs","n":1e12}`)
+	badEvent := file("bad.jsonl", `{"ev":"header","alg":"x","n":2,"l":0,"k":1,"initial":[]}`+"\n"+`{"t":1,"ev":"send","node":7,"to":1,"msg":"A"}`+"\n")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	cases := [][]string{
 		{"sim", "--alg", "raymond", "--n", "100000", "--k", "3", "--max-memory", "16"},
 		{"sim", "--n", "9223372036854775807"},
@@ -84,6 +91,19 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"check", "--alg", "ftraymond", "--crashes", "4"},
 		{"check", "--alg", "ftraymond", "--crashes", "-1"},
 		{"check", "--alg", "ftraymond", "--detector", "<>P"},
+		{"viz", filepath.Join(dir, "missing.jsonl")},
+		{"viz", badProblem},
+		{"viz", badEvent},
+		{"viz", hugeN},
+		{"viz", n62},
+		{"viz", badEvent, "--serve", "nonsense"},
+		{"viz", badEvent, "--serve", "127.0.0.1:99999"},
+		{"viz", badEvent, "--serve", busy.Addr().String()},
+		{"viz", badEvent, "--window", "0"},
+		{"viz", badEvent, "--from", "NaN"},
+		{"viz", "../../docs/traces/maekawa-paper-deadlock.jsonl", "--out", filepath.Join(dir, "no", "such", "dir.html")},
+		{"viz"},
+		{"check", "--alg", "maekawa-paper", "--n", "4", "--viz", filepath.Join(dir, "no", "such", "dir.html")},
 	}
 	for _, args := range cases {
 		var before, after runtime.MemStats

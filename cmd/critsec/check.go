@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,6 +24,7 @@ type checkFlags struct {
 	timeout        time.Duration
 	unordered      bool
 	tracePath      string
+	vizPath        string
 	json           bool
 	workers        int
 	deadlockStates int
@@ -67,6 +69,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	addMemoryFlag(fs, &f.maxMemoryGB, "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system")
 	fs.BoolVar(&f.unordered, "unordered", false, "channels deliver their messages in any order (default: per-link FIFO)")
 	fs.StringVar(&f.tracePath, "trace", "", "write the counterexample path to this file in the trace format")
+	fs.StringVar(&f.vizPath, "viz", "", "write the counterexample path to this file as an HTML page (critsec viz, docs/viz.md)")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary")
 	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
@@ -164,6 +167,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		}
 		defer tf.Close()
 	}
+	var vf *os.File
+	if f.vizPath != "" {
+		if vf, err = os.Create(f.vizPath); err != nil {
+			return badInput("--viz %s: %v", f.vizPath, err)
+		}
+		defer vf.Close()
+	}
 	// The explorer allocates many small, long-lived objects: collecting
 	// half as often is 10% faster for 25% more memory (docs/checker.md).
 	debug.SetGCPercent(200)
@@ -215,6 +225,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if tf != nil {
 		traceErr = f.writeTrace(tf, pr, res)
 	}
+	if vf != nil {
+		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(pr, res), res))
+	}
 	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
 		return err
 	}
@@ -232,20 +245,28 @@ func (f *checkFlags) writeTrace(tf *os.File, pr problem, res check.Result) error
 		}
 		return nil
 	}
-	h := pr.traceHeader()
-	h.FIFO = !f.unordered
-	h.Params = map[string]any{"budget": f.budget}
-	if f.faults.crashes > 0 {
-		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
-	}
-	h.Demonstrates = &trace.Claim{Kind: res.Violation.Kind, Detail: res.Violation.Detail}
-	if err := check.WriteTrace(tf, h, res.Violation.Path); err != nil {
+	if err := check.WriteTrace(tf, f.traceHeader(pr, res), res.Violation.Path); err != nil {
 		return fmt.Errorf("--trace %s: %w", f.tracePath, err)
 	}
 	if err := tf.Close(); err != nil {
 		return fmt.Errorf("--trace %s: %w", f.tracePath, err)
 	}
 	return nil
+}
+
+// traceHeader is the header of the trace of res's counterexample (with
+// "demonstrates" when res has one).
+func (f *checkFlags) traceHeader(pr problem, res check.Result) trace.Header {
+	h := pr.traceHeader()
+	h.FIFO = !f.unordered
+	h.Params = map[string]any{"budget": f.budget}
+	if f.faults.crashes > 0 {
+		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
+	}
+	if v := res.Violation; v != nil {
+		h.Demonstrates = &trace.Claim{Kind: v.Kind, Detail: v.Detail}
+	}
+	return h
 }
 
 // progressFunc returns the Progress callback: at most a line a second on
