@@ -4,7 +4,7 @@ import "github.com/critsec/critsec/cs"
 
 // Decode reads a message of LKCS back from its kind and encoding
 // (cs.Decoder): the inverse of the AppendBinary methods in messages.go.
-// The type at must be MUTEX or MUTIN. Full, Retry, Blocked, Return, Done
+// The type at must be MUTEX or MUTIN. Full, Retry, Pass, Blocked, Return, Done
 // and Release's Rollback are the corrected variant's additions.
 var Decode = cs.Leaf(func(kind string, r *cs.Reader) cs.Message {
 	at := func(c byte) At {
@@ -34,8 +34,10 @@ var Decode = cs.Leaf(func(kind string, r *cs.Reader) cs.Message {
 		return Full{At: at('F')}
 	case Retry{}.Kind():
 		return Retry{At: at('Y')}
+	case Pass{}.Kind():
+		return Pass{At: at('A')}
 	case Blocked{}.Kind():
-		return Blocked{At: at('K')}
+		return Blocked{At: at('K'), TS: r.Int()}
 	case Return{}.Kind():
 		return Return{At: at('N')}
 	case Done{}.Kind():

@@ -62,8 +62,13 @@
 //     its holder may get the other type's. Grants are given only within
 //     Cond_i, so the slack is the sidetrack's alone.
 //   - The leader counts as waiting the neighbours that rolled back
-//     (Blocked) and nominates round-robin among the processes it sees
-//     waiting, whenever its own request waits and Waiting_LDR = |N_LDR|+1.
+//     (Blocked) and nominates the oldest request (by timestamp) among the
+//     processes it sees waiting, whenever its own request waits and
+//     Waiting_LDR = |N_LDR|+1, or its own request was told Full.
+//   - Priority by timestamp, kept across rollbacks: a member gives room
+//     to the oldest of its pending requests and watchers; a watcher is
+//     invited (Retry) with one grant of room promised to it, which younger
+//     requests may not take (they are told Full) and an older one may.
 package lkcs
 
 import (
@@ -152,12 +157,17 @@ type Machine struct {
 	byTrigger [2]bool
 	over      [2]cs.ID
 	returned  [2]cs.Set
-	// watchers[at]: processes told Full, to be told Retry when room
-	// appears. rolled[at] (leader): neighbours that rolled back a request
-	// of type at and have not asked again.
-	watchers [2]cs.Set
-	rolled   [2]cs.Set
-	last     cs.ID // the leader's last nominee
+	// watchers[at]: the requests told Full, by their timestamps, to be
+	// told Retry when room appears, the oldest first. invited[at]: the
+	// watchers told Retry, each with one grant of room promised until its
+	// Request arrives or it answers Pass. invitedBy[at]: the member whose
+	// Retry P_i's request of type at is using (0: none). rolled[at]
+	// (leader): neighbours that rolled back a request of type at and have
+	// not asked again, with the request's timestamp.
+	watchers  [2]stamp.Set
+	invited   [2]stamp.Set
+	invitedBy [2]cs.ID
+	rolled    [2]stamp.Set
 
 	// stats counts the sidetrack's use; it is not part of the state.
 	stats Stats
@@ -343,7 +353,12 @@ func (m *Machine) advance(env cs.Env) error {
 			}
 			return nil
 		}
-		if m.i != m.ldr || m.waiting() != size {
+		// The corrected leader also nominates when its own request was
+		// told Full (it is in its own rolled[at] until it asks itself
+		// again): a bound of L..K is really reached where it waits, and
+		// the sidetrack is the only way past it (wheel:12's hub).
+		blocked := m.v == Fixed && m.rolled[at].HasID(m.i)
+		if m.i != m.ldr || (m.waiting() != size && !blocked) {
 			return nil
 		}
 		// The configuration may be in a deadlock.
@@ -382,11 +397,11 @@ func (m *Machine) waiting() int {
 			for _, h := range m.pendingReq[at] {
 				w.Add(h.ID)
 			}
-			for _, id := range m.watchers[at].Members() {
-				w.Add(id)
+			for _, h := range m.watchers[at] {
+				w.Add(h.ID)
 			}
-			for _, id := range m.rolled[at].Members() {
-				w.Add(id)
+			for _, h := range m.rolled[at] {
+				w.Add(h.ID)
 			}
 		}
 		for _, id := range m.grantLDR() {
@@ -431,7 +446,7 @@ func (m *Machine) nominatePaper(env cs.Env) error {
 // holder may get this one: two processes each holding one type's slack
 // and waiting on the other type's would deadlock. The type the proof of
 // Lemma 5 names comes first (MUTIN when the leader's MUTEX grants are at
-// their limit, else MUTEX); the nominee is chosen round-robin (nominee), a
+// their limit, else MUTEX); the nominee is the oldest request (nominee), a
 // type with no nominee is skipped instead of taking min of an empty set,
 // and a pending request stays in pendingReq (the RequestByTrigger deletes
 // it).
@@ -449,45 +464,43 @@ func (m *Machine) nominate(env cs.Env) {
 			continue
 		}
 		m.out[at] = h.ID
-		m.last = h.ID
 		m.stats.Nominated[at]++
 		env.Send(h.ID, Trigger{At: at, TS: h.TS})
 		return
 	}
 }
 
-// nominee is the next process, in round-robin order after the last one
-// nominated, that the leader sees waiting on type at: in pendingReq[at],
-// watchers[at] or rolled[at], or in Grant_LDR (guess); only P_only if
-// P_only is not 0.
+// nominee is the oldest request, by timestamp, that the leader sees
+// waiting on type at: in pendingReq[at], watchers[at] or rolled[at], or in
+// Grant_LDR (guess); only P_only if P_only is not 0. The oldest first,
+// not the lowest id: a process's timestamp grows with each of its exits,
+// so every waiting request becomes the oldest in time.
 func (m *Machine) nominee(at At, only cs.ID) (stamp.Stamp, bool) {
-	var cand cs.Set
-	for _, h := range m.pendingReq[at] {
-		cand.Add(h.ID)
-	}
-	cand.Union(m.watchers[at])
-	cand.Union(m.rolled[at])
+	var cand stamp.Set
+	cand = append(cand, m.pendingReq[at]...)
+	cand = append(cand, m.watchers[at]...)
+	cand = append(cand, m.rolled[at]...)
 	for _, j := range m.grantLDR() {
-		if _, w := m.guess(j); w == at {
-			cand.Add(j)
+		if h, w := m.guess(j); w == at {
+			cand = append(cand, h)
 		}
 	}
-	ids := cand.Members()
+	if len(cand) == 0 {
+		return stamp.Stamp{}, false
+	}
+	best := cand[0]
+	for _, h := range cand {
+		if only != 0 && h.ID == only {
+			return h, true
+		}
+		if h.Less(best) {
+			best = h
+		}
+	}
 	if only != 0 {
-		if cand.Has(only) {
-			return stamp.Stamp{ID: only}, true
-		}
 		return stamp.Stamp{}, false
 	}
-	if len(ids) == 0 {
-		return stamp.Stamp{}, false
-	}
-	for _, id := range ids {
-		if id > m.last {
-			return stamp.Stamp{ID: id}, true
-		}
-	}
-	return stamp.Stamp{ID: ids[0]}, true
+	return best, true
 }
 
 // guess is the type P_j, a member of Grant_LDR, seems to wait on and the
@@ -564,16 +577,24 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	var err error
 	switch msg := msg.(type) {
 	case Request:
-		m.rolled[msg.At].Remove(from)
+		m.rolled[msg.At], _, _ = m.rolled[msg.At].Take(from)
 		m.request(env, from, msg)
 	case Grant:
 		m.nGrants[msg.At].Add(from)
+		if m.invitedBy[msg.At] == from {
+			m.invitedBy[msg.At] = 0
+		}
 		if m.v != Paper {
 			m.requestNext(env, msg.At)
 		}
 	case Release:
 		if msg.Rollback {
-			m.rolled[msg.At].Add(from)
+			for _, h := range m.grantedTo[msg.At] {
+				if h.ID == from {
+					m.rolled[msg.At], _, _ = m.rolled[msg.At].Take(from)
+					m.rolled[msg.At] = m.rolled[msg.At].Insert(h)
+				}
+			}
 		}
 		err = m.release(env, from, msg.At)
 	case Preempt:
@@ -598,18 +619,32 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 				if m.nGrants[msg.At].Has(j) {
 					env.Send(j, Release{At: msg.At, Rollback: true})
 				} else if j == m.ldr {
-					env.Send(j, Blocked(msg))
+					env.Send(j, Blocked{At: msg.At, TS: m.ts})
 				}
 			}
 			m.nGrants[msg.At].Clear()
+			// A Retry taken from another member is passed on: P_i
+			// will not come for that room before that member's Retry.
+			if by := m.invitedBy[msg.At]; by != 0 && by != from {
+				env.Send(by, Pass(msg))
+			}
+			m.invitedBy[msg.At] = 0
 		}
+	case Pass:
+		if m.v == Paper {
+			return cs.Unexpected(m.i, from, msg)
+		}
+		m.invited[msg.At], _, _ = m.invited[msg.At].Take(from)
+		m.fill(env, msg.At)
 	case Blocked:
 		if m.v == Paper || m.i != m.ldr {
 			return cs.Unexpected(m.i, from, msg)
 		}
-		m.rolled[msg.At].Add(from)
+		m.rolled[msg.At], _, _ = m.rolled[msg.At].Take(from)
+		m.rolled[msg.At] = m.rolled[msg.At].Insert(stamp.Stamp{TS: msg.TS, ID: from})
 	case Retry:
 		if w, ok := m.waitingFor(); ok && w == msg.At && !m.byTrigger[msg.At] {
+			m.invitedBy[msg.At] = from
 			m.requestNext(env, msg.At)
 		}
 	case Return:
@@ -733,6 +768,7 @@ func (m *Machine) trigger(env cs.Env, from cs.ID, msg Trigger) error {
 	}
 	m.stats.Accepted[at]++
 	m.byTrigger[at] = true
+	m.invitedBy[at] = 0 // the RequestByTrigger withdraws it
 	m.nGrants[at].Clear()
 	for _, j := range m.closed {
 		env.Send(j, RequestByTrigger{At: at})
@@ -746,8 +782,9 @@ func (m *Machine) trigger(env cs.Env, from cs.ID, msg Trigger) error {
 // grant above the limit (over[at], the slack), until a normal grant frees
 // (fill) or P_j releases it; then Return tells P_j.
 func (m *Machine) requestByTrigger(env cs.Env, from cs.ID, at At) error {
-	m.watchers[at].Remove(from)
-	m.rolled[at].Remove(from)
+	m.watchers[at], _, _ = m.watchers[at].Take(from)
+	m.invited[at], _, _ = m.invited[at].Take(from)
+	m.rolled[at], _, _ = m.rolled[at].Take(from)
 	m.pendingReq[at], _, _ = m.pendingReq[at].Take(from)
 	m.grantedTo[at], _, _ = m.grantedTo[at].Take(from)
 	if m.v != Paper {
@@ -766,38 +803,73 @@ func (m *Machine) requestByTrigger(env cs.Env, from cs.ID, at At) error {
 	return nil
 }
 
-// fill grants within Cond_i (corrected variants): the sidetrack grant
-// above the limit becomes a normal one when there is room (its slack is
-// returned), then the oldest pending requests are granted while there is
-// room. If room is left, the watchers are told Retry; if there is none and
-// every holder is at rest (not reserved), the pending requests are told
-// Full and become watchers, so that they give back what they hold.
+// fill grants within Cond_i (corrected variants), oldest request first
+// (timestamps as in Algorithm 6): the sidetrack grant above the limit
+// becomes a normal one when there is room (its slack is returned); an
+// invited request that has arrived takes the room promised to it, a
+// pending request older than an invited one takes that one's room (the
+// invitation is withdrawn); room not promised goes to the oldest of the
+// pending requests and the watchers, a watcher being invited (Retry) and
+// promised one grant. Requests still pending are told Full and become
+// watchers, so that they give back what they hold, when the room left is
+// promised to older requests or every holder is at rest (not reserved).
 func (m *Machine) fill(env cs.Env, at At) {
 	if m.over[at] != 0 && m.cond(at) {
 		env.Send(m.over[at], Return{At: at})
 		m.over[at] = 0 // now counted by Cond_i
 	}
-	for len(m.pendingReq[at]) > 0 && m.cond(at) {
+	for k := 0; k < len(m.pendingReq[at]) && m.cond(at); {
+		h := m.pendingReq[at][k]
+		var ok bool
+		if m.invited[at], _, ok = m.invited[at].Take(h.ID); !ok {
+			k++
+			continue
+		}
+		m.pendingReq[at], _, _ = m.pendingReq[at].Take(h.ID)
+		m.grantedTo[at] = m.grantedTo[at].Insert(h)
+		env.Send(h.ID, Grant{At: at})
+	}
+	for len(m.pendingReq[at]) > 0 && len(m.invited[at]) > 0 && m.cond(at) && m.pendingReq[at][0].Less(m.invited[at].Max()) {
+		m.invited[at] = m.invited[at][:len(m.invited[at])-1]
 		m.grantNext(env, at)
 	}
-	if m.cond(at) {
-		for _, id := range m.watchers[at].Members() {
-			env.Send(id, Retry{At: at})
+	for m.free(at) {
+		switch {
+		case len(m.watchers[at]) > 0 && (len(m.pendingReq[at]) == 0 || m.watchers[at][0].Less(m.pendingReq[at][0])):
+			var h stamp.Stamp
+			m.watchers[at], h = m.watchers[at].DeleteMin()
+			m.invited[at] = m.invited[at].Insert(h)
+			env.Send(h.ID, Retry{At: at})
+			continue
+		case len(m.pendingReq[at]) > 0:
+			m.grantNext(env, at)
+			continue
 		}
-		m.watchers[at].Clear()
+		break
+	}
+	if len(m.pendingReq[at]) == 0 || (!m.cond(at) && m.reserved(at)) {
 		return
 	}
-	if m.reserved(at) {
-		return
-	}
-	// Full of holders at rest: every pending request waits for room, and
-	// holds nothing meanwhile.
+	// Full of holders at rest, or the room left promised to older
+	// requests: every pending request waits for room, and holds nothing
+	// meanwhile.
 	for len(m.pendingReq[at]) > 0 {
 		var h stamp.Stamp
 		m.pendingReq[at], h = m.pendingReq[at].DeleteMin()
-		m.watchers[at].Add(h.ID)
+		m.invited[at], _, _ = m.invited[at].Take(h.ID)
+		m.watchers[at] = m.watchers[at].Insert(h)
 		env.Send(h.ID, Full{At: at})
 	}
+}
+
+// free reports room for type at that is not promised to an invited
+// watcher: Cond_i with the invitations counted as grants.
+func (m *Machine) free(at At) bool {
+	n := m.granted(at) + len(m.invited[at])
+	if at == Mutex {
+		return n < m.macroK
+	}
+	return n < len(m.closed)-m.macroL
 }
 
 // reserved reports whether a holder of P_i's grants of type at is still
@@ -847,6 +919,7 @@ func (m *Machine) Clone() cs.Machine {
 		c.pendingReq[at] = m.pendingReq[at].Clone()
 		c.returned[at] = m.returned[at].Clone()
 		c.watchers[at] = m.watchers[at].Clone()
+		c.invited[at] = m.invited[at].Clone()
 		c.rolled[at] = m.rolled[at].Clone()
 	}
 	return &c
@@ -867,9 +940,11 @@ func (m *Machine) AppendState(b []byte) []byte {
 		b = cs.AppendInt(cs.AppendInt(b, int64(m.over[at])), int64(m.out[at]))
 		b = m.returned[at].AppendBinary(b)
 		b = m.watchers[at].AppendBinary(b)
+		b = m.invited[at].AppendBinary(b)
+		b = cs.AppendInt(b, int64(m.invitedBy[at]))
 		b = m.rolled[at].AppendBinary(b)
 	}
-	return cs.AppendInt(b, int64(m.last))
+	return b
 }
 
 // String names the algorithm and the macros, e.g. "lkcs(L_3=1,K_3=2)".

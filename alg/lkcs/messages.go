@@ -51,20 +51,38 @@ type Full struct{ At At }
 
 // Blocked is ⟨Blocked, at⟩ (corrected LKCS): a neighbour of the leader
 // that rolled back a request of type at without holding the leader's grant
-// tells the leader that it waits (Waiting_LDR counts it).
-type Blocked struct{ At At }
+// tells the leader that it waits (Waiting_LDR counts it), with its
+// request's timestamp TS.
+type Blocked struct {
+	At At
+	TS int64
+}
 
 // Kind is "Blocked".
 func (Blocked) Kind() string { return "Blocked" }
 
 // Words is the message's size in words (cs.Message.Words).
-func (Blocked) Words() int { return 4 }
+func (Blocked) Words() int { return 5 }
 
 // AppendBinary appends the message's canonical encoding (cs.Message).
-func (m Blocked) AppendBinary(b []byte) []byte { return append(b, 'K', byte(m.At)) }
+func (m Blocked) AppendBinary(b []byte) []byte { return cs.AppendInt(append(b, 'K', byte(m.At)), m.TS) }
 
 // Retry is ⟨Retry, at⟩ (corrected LKCS): room has appeared; ask again.
 type Retry struct{ At At }
+
+// Pass is ⟨Pass, at⟩ (corrected LKCS): the sender, invited by the
+// receiver's Retry, was told Full by a member before it and will not come
+// for the room promised to it; the receiver gives that room to others.
+type Pass struct{ At At }
+
+// Kind is "Pass".
+func (Pass) Kind() string { return "Pass" }
+
+// Words is the message's size in words (cs.Message.Words).
+func (Pass) Words() int { return 4 }
+
+// AppendBinary appends the message's canonical encoding (cs.Message).
+func (m Pass) AppendBinary(b []byte) []byte { return append(b, 'A', byte(m.At)) }
 
 // Kind is "Full".
 func (Full) Kind() string { return "Full" }
