@@ -31,7 +31,7 @@ func BenchmarkUncontended(b *testing.B) {
 			nodes := startCluster(b, c.yml, c.n, nil)
 			nd, ctx := nodes[len(nodes)-1], context.Background() // P_n starts OutCS in every problem here
 			pair := func() {
-				if err := nd.Entry(ctx); err != nil {
+				if err := nd.Enter(ctx); err != nil {
 					b.Fatal(err)
 				}
 				if err := nd.Exit(ctx); err != nil {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -76,6 +77,30 @@ func (c *cutter) cut(i int) {
 // connections.
 func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 	t.Helper()
+	_, nodes := startClusterConfig(t, problem, n, cuts)
+	return nodes
+}
+
+// testOptions are the nodes' options in tests: errors logged only, fast
+// reconnections, connections recorded by cuts if not nil.
+func testOptions(ln net.Listener, cuts *cutter) Options {
+	return Options{
+		Listener: ln,
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Transport: func(c *transport.Config) {
+			c.MinBackoff, c.MaxBackoff = time.Millisecond, 20*time.Millisecond
+			if cuts != nil {
+				c.Dial = cuts.dial
+			}
+		},
+	}
+}
+
+// startClusterConfig is startCluster, also returning the configuration.
+// The caller may replace a node of the slice (a restart): the cleanup
+// closes those in it at the end.
+func startClusterConfig(t testing.TB, problem string, n int, cuts *cutter) (*Config, []*Node) {
+	t.Helper()
 	dir := t.TempDir()
 	writeTLS(t, dir, n)
 	lns := make([]net.Listener, n)
@@ -99,16 +124,7 @@ func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 	}
 	nodes := make([]*Node, n)
 	for i := range nodes {
-		nodes[i], err = Start(cfg, cs.ID(i+1), Options{
-			Listener: lns[i],
-			Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-			Transport: func(c *transport.Config) {
-				c.MinBackoff, c.MaxBackoff = time.Millisecond, 20*time.Millisecond
-				if cuts != nil {
-					c.Dial = cuts.dial
-				}
-			},
-		})
+		nodes[i], err = Start(cfg, cs.ID(i+1), testOptions(lns[i], cuts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +134,7 @@ func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 			nd.Close()
 		}
 	})
-	return nodes
+	return cfg, nodes
 }
 
 // TestClusterLoops runs raymond, kmutex, gcs and lmutex on real loopback
@@ -184,7 +200,7 @@ func testClusterLoops(t *testing.T, chaos bool) {
 							}
 							continue
 						}
-						if err := nd.Entry(ctx); err != nil {
+						if err := nd.Enter(ctx); err != nil {
 							t.Errorf("P%d entry: %v", nd.id, err)
 							return
 						}
@@ -220,17 +236,17 @@ func testClusterLoops(t *testing.T, chaos bool) {
 func TestEntryConvention(t *testing.T) {
 	nodes := startCluster(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
 	ctx := context.Background()
-	if err := nodes[0].Exit(ctx); err == nil || !strings.Contains(err.Error(), cs.ErrConvention.Error()) {
+	if err := nodes[0].Exit(ctx); !errors.Is(err, ErrInvalid) || !errors.Is(err, cs.ErrConvention) {
 		t.Errorf("exit while OutCS: %v", err)
 	}
-	if err := nodes[0].Entry(ctx); err != nil {
+	if err := nodes[0].Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if s, p := nodes[0].State(); s != cs.InCS || p != cs.None {
 		t.Errorf("after entry: %v, pending %v", s, p)
 	}
 	nodes[1].Close()
-	if err := nodes[1].Entry(ctx); err != ErrClosed {
+	if err := nodes[1].Enter(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("entry on a closed node: %v", err)
 	}
 }
