@@ -24,9 +24,9 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/transport"
@@ -53,6 +53,14 @@ type Status struct {
 	// Changes counts the state changes since the node started (a watcher
 	// that sees it jump by more than one missed some).
 	Changes uint64
+	// WaitingOn, while a request is pending, lists the peers the node
+	// sent a message to since the request began and that have sent
+	// nothing back since that message, in id order. Machines do not
+	// say whom they wait for; this is what the node sees: for a
+	// permission-based algorithm (kmutex, maekawa) the peers whose reply
+	// is missing, for a token-based one (raymond) where the request
+	// went, which need not be where the token comes from.
+	WaitingOn []cs.ID
 }
 
 // Options are a node's settings that are not the cluster's.
@@ -96,7 +104,8 @@ type Node struct {
 	state    cs.State
 	pending  cs.Op
 	changes  uint64
-	waiting  chan error // the pending call's completion
+	awaited  map[cs.ID]bool // Status.WaitingOn
+	waiting  chan error     // the pending call's completion
 	err      error      // why the driver stopped
 	watchers map[chan Status]struct{}
 }
@@ -124,8 +133,7 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 	}
 	fp := cfg.Fingerprint()
 	rp := newReplay(id, n, fp, ms[id-1], cfg.Problem.Decoder())
-	path := filepath.Join(cfg.Data, fmt.Sprintf("node-%d", id), "wal")
-	wl, rc, err := wal.Open(path, !o.NoSync, rp.record)
+	wl, rc, err := wal.Open(LogPath(cfg, id), !o.NoSync, rp.record)
 	if err != nil {
 		return nil, fmt.Errorf("write-ahead log: %w", err)
 	}
@@ -179,7 +187,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl,
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
-		watchers: map[chan Status]struct{}{},
+		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
 	}
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
@@ -219,13 +227,13 @@ func (nd *Node) drive() {
 				c.reply <- err // refused: nothing happened, nothing to log
 				return true
 			}
-			rec = appendCall(rec[:0], c.op)
+			rec = appendCall(rec[:0], time.Now().UnixNano(), c.op)
 		} else {
 			if err := eff.Step(nd.machine, cs.Deliver(d.From, d.Msg)); err != nil {
 				nd.stop(fmt.Errorf("P%d: machine refused %s from P%d (seq %d): %w", nd.id, d.Msg.Kind(), d.From, d.Seq, err))
 				return false
 			}
-			rec = appendDeliver(rec[:0], *d)
+			rec = appendDeliver(rec[:0], time.Now().UnixNano(), *d)
 		}
 		if err := nd.wal.Add(rec); err != nil {
 			nd.stop(err)
@@ -294,22 +302,35 @@ func (nd *Node) drive() {
 // log: sends to the transport, a state change completes the pending
 // call; then a delivery is confirmed to the transport.
 func (nd *Node) apply(a *action) error {
+	nd.mu.Lock()
 	if a.reply != nil {
-		nd.mu.Lock()
 		nd.pending, nd.waiting = a.pending, a.reply
+		clear(nd.awaited)
 		nd.notify()
-		nd.mu.Unlock()
+	} else if nd.awaited[a.from] {
+		delete(nd.awaited, a.from)
+		nd.notify()
 	}
+	nd.mu.Unlock()
 	for _, e := range a.effects {
 		if e.IsSend() {
 			if _, err := nd.tr.Send(e.To, e.Msg); err != nil {
 				return fmt.Errorf("P%d: send %s to P%d: %w", nd.id, e.Msg.Kind(), e.To, err)
+			}
+			if e.To != nd.id {
+				nd.mu.Lock()
+				if nd.pending != cs.None && !nd.awaited[e.To] {
+					nd.awaited[e.To] = true
+					nd.notify()
+				}
+				nd.mu.Unlock()
 			}
 			continue
 		}
 		nd.mu.Lock()
 		nd.state = e.State
 		nd.changes++
+		clear(nd.awaited)
 		w := nd.waiting
 		nd.pending, nd.waiting = a.pending, nil
 		nd.notify()
@@ -401,7 +422,11 @@ func (nd *Node) Status() Status {
 }
 
 func (nd *Node) status() Status {
-	return Status{State: nd.state, Pending: nd.pending, Changes: nd.changes}
+	s := Status{State: nd.state, Pending: nd.pending, Changes: nd.changes}
+	if len(nd.awaited) > 0 {
+		s.WaitingOn = slices.Sorted(maps.Keys(nd.awaited))
+	}
+	return s
 }
 
 // Watch returns a channel that receives the node's Status now and after

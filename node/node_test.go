@@ -164,7 +164,7 @@ func testClusterLoops(t *testing.T, chaos bool) {
 			if chaos {
 				cuts = &cutter{}
 			}
-			nodes := startCluster(t, c.problem, c.n, cuts)
+			cfg, nodes := startClusterConfig(t, c.problem, c.n, cuts)
 			stop := make(chan struct{})
 			defer close(stop)
 			if chaos {
@@ -227,6 +227,7 @@ func testClusterLoops(t *testing.T, chaos bool) {
 				t.Error("no connection was cut")
 			}
 			t.Logf("%d messages, %d reconnects, at most %d counted InCS at once", sent, reconnects, most.Load())
+			checkClusterTrace(t, cfg, nodes)
 		})
 	}
 }

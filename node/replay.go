@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
 	"github.com/critsec/critsec/transport"
 )
 
@@ -13,14 +14,16 @@ import (
 // then varints and length-prefixed strings:
 //
 //	'H' id, count, (name, digest)...   first record: whose log, under which configuration
-//	'C' op                             a call of Entry (1) or Exit (2) the machine took
-//	'D' from, seq, kind, encoding      message seq of channel from -> id, delivered to the machine
+//	'C' t, op                          a call of Entry (1) or Exit (2) the machine took
+//	'D' t, from, seq, kind, encoding   message seq of channel from -> id, delivered to the machine
 //	'A' to, seq                        the peer confirmed channel id -> to up to seq
 //
 // The machine is deterministic, so the 'C' and 'D' records in order
 // rebuild its state and, with it, every message it sent, in the same
 // order and so with the same sequence numbers. 'A' records only let the
-// replay forget messages the peer already has.
+// replay forget messages the peer already has. t is the wall-clock time
+// the machine took the input (Unix nanoseconds), for traces
+// (TraceFromLog).
 const (
 	recHeader  = 'H'
 	recCall    = 'C'
@@ -41,10 +44,12 @@ func appendHeader(b []byte, id cs.ID, fp transport.Fingerprint) []byte {
 	return b
 }
 
-func appendCall(b []byte, op cs.Op) []byte { return append(b, recCall, byte(op)) }
+func appendCall(b []byte, t int64, op cs.Op) []byte {
+	return append(binary.AppendVarint(append(b, recCall), t), byte(op))
+}
 
-func appendDeliver(b []byte, d transport.Delivery) []byte {
-	b = binary.AppendUvarint(append(b, recDeliver), uint64(d.From))
+func appendDeliver(b []byte, t int64, d transport.Delivery) []byte {
+	b = binary.AppendUvarint(binary.AppendVarint(append(b, recDeliver), t), uint64(d.From))
 	b = binary.AppendUvarint(b, d.Seq)
 	return d.Msg.AppendBinary(appendString(b, d.Msg.Kind()))
 }
@@ -61,6 +66,11 @@ type replay struct {
 	machine cs.Machine
 	decode  cs.Decoder
 	eff     cs.Effects
+
+	// event, when not nil, receives the inputs and their effects as
+	// trace events (TraceFromLog), with t in seconds since the Unix epoch.
+	event func(trace.Event)
+	t     int64 // the last input's time, never decreasing
 
 	records int
 	state   cs.State
@@ -102,6 +112,7 @@ func (r *replay) record(b []byte) error {
 	}
 	switch typ {
 	case recCall:
+		r.setTime(rd.Int())
 		op := cs.Op(rd.Byte())
 		if err := rd.Done("call"); err != nil {
 			return err
@@ -111,6 +122,7 @@ func (r *replay) record(b []byte) error {
 		}
 		return r.step(cs.Call(op))
 	case recDeliver:
+		r.setTime(rd.Int())
 		from, seq, kind := cs.ID(rd.Uint()), rd.Uint(), string(rd.Bytes())
 		enc := rd.Rest()
 		if err := rd.Err(); err != nil {
@@ -181,10 +193,20 @@ func (r *replay) header(rd *cs.Reader) error {
 	return nil
 }
 
+func (r *replay) setTime(t int64) { r.t = max(r.t, t) }
+
 // step gives in to the machine and takes its effects.
 func (r *replay) step(in cs.Input) error {
 	if err := r.eff.Step(r.machine, in); err != nil {
 		return fmt.Errorf("the machine refuses the logged %s: %w", in, err)
+	}
+	t := float64(r.t) / 1e9
+	if r.event != nil {
+		if in.Kind == cs.InReceive {
+			r.event(trace.Event{T: t, Ev: trace.EvRecv, Node: r.id, From: in.From, Msg: in.Msg.Kind()})
+		} else {
+			r.event(trace.Event{T: t, Ev: trace.EvRequest, Node: r.id, Op: in.Op().String()})
+		}
 	}
 	for _, e := range r.eff.List {
 		if e.IsSend() {
@@ -193,9 +215,15 @@ func (r *replay) step(in cs.Input) error {
 				return fmt.Errorf("the machine sends %s to P%d, not a member", e.Msg.Kind(), e.To)
 			}
 			o.Queue = append(o.Queue, e.Msg)
+			if r.event != nil {
+				r.event(trace.Event{T: t, Ev: trace.EvSend, Node: r.id, To: e.To, Msg: e.Msg.Kind(), Words: e.Msg.Words()})
+			}
 			continue
 		}
 		r.state = e.State
+		if r.event != nil {
+			r.event(trace.Event{T: t, Ev: trace.EvState, Node: r.id, State: e.State.String()})
+		}
 	}
 	return nil
 }

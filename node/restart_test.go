@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
 	walpkg "github.com/critsec/critsec/wal"
 )
 
@@ -141,6 +143,7 @@ func TestRestart(t *testing.T) {
 			if restored == 0 {
 				t.Errorf("in %d rounds the log never had the request at the crash", rounds)
 			}
+			checkClusterTrace(t, cfg, nodes)
 			t.Logf("%d restarts: request restored from the log %d times, not yet logged %d times", rounds, restored, lost)
 		})
 	}
@@ -168,4 +171,35 @@ func TestLogRefused(t *testing.T) {
 	if _, err := Start(cfg, 2, testOptions(nil, nil)); !errors.Is(err, walpkg.ErrCorrupt) {
 		t.Errorf("node 2 on a damaged log: %v", err)
 	}
+}
+
+// checkClusterTrace closes the nodes, merges their logs into one trace
+// and runs the trace checker on it: safety after every event, every recv
+// matched by the oldest unmatched send of its link, requests by the
+// convention.
+func checkClusterTrace(t *testing.T, cfg *Config, nodes []*Node) {
+	t.Helper()
+	for _, nd := range nodes {
+		nd.Close()
+	}
+	var b bytes.Buffer
+	n, err := WriteClusterTrace(cfg, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Check(&b)
+	if err != nil {
+		t.Fatalf("merged trace of %d events refused: %v", n, err)
+	}
+	if rep.Violation != nil {
+		t.Fatalf("merged trace of %d events: %v", n, rep.Violation)
+	}
+	t.Logf("merged trace: %d events, #InCS in %d..%d, %d entries, %d messages in flight at the end", n, rep.MinInCS, rep.MaxInCS, sum(rep.Entries), rep.Unreceived)
+}
+
+func sum(xs []int64) (s int64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }

@@ -122,6 +122,28 @@ func Open(path string, sync bool, read func(rec []byte) error) (*Log, Recovery, 
 	return &Log{f: f, path: path, sync: sync, Records: n}, rc, nil
 }
 
+// Read reads the log at path without changing it (a torn tail is
+// counted in Recovery.Torn, not cut off), giving every record's payload
+// to read in order, as Open does.
+func Read(path string, read func(rec []byte) error) (Recovery, error) {
+	var rc Recovery
+	f, err := os.Open(path)
+	if err != nil {
+		return rc, err
+	}
+	defer f.Close()
+	end, n, err := scan(f, path, read)
+	if err != nil {
+		return rc, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return rc, err
+	}
+	rc.Records, rc.Torn = n, st.Size()-end
+	return rc, nil
+}
+
 // scan reads the records of f from its start and returns the offset just
 // after the last good one and their number.
 func scan(f *os.File, path string, read func([]byte) error) (end int64, n int, err error) {

@@ -20,6 +20,8 @@ var nodeFlags struct {
 	config string
 	id     int
 	check  bool
+	fsync  bool
+	ctl    string
 }
 
 var nodeCmd = &cobra.Command{
@@ -38,9 +40,15 @@ of a test cluster.
 --check reads FILE and the TLS files, prints the problem and the
 configuration's fingerprint, and exits.
 
-This is the runtime's foundation (issue 15): the node serves its peers and
-logs to standard error until SIGINT or SIGTERM; the application API, the
-write-ahead log and metrics are not there yet.
+The node writes every input of its machine to a write-ahead log,
+DATA/node-I/wal, before it acts on it; killed (even with kill -9) and
+started again, it replays the log and goes on as if it had been slow.
+--fsync=false skips the fsync of each group of inputs: the log then
+survives the process's death but not the machine's.
+
+Applications use the node through its control socket (HTTP and JSON on a
+unix socket, DATA/node-I/ctl.sock unless --ctl): critsec ctl enter, exit,
+status. The node logs to standard error until SIGINT or SIGTERM.
 
 Exit status: 0 stopped by a signal, or --check passed; 2 bad input (the
 configuration, the id, the TLS files); 3 the node stopped on an error.`,
@@ -72,14 +80,25 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-		nd, err := node.Start(cfg, id, node.Options{Logger: log})
+		nd, err := node.Start(cfg, id, node.Options{Logger: log, NoSync: !f.fsync})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1])
+		sock := f.ctl
+		if sock == "" {
+			sock = node.ControlSocket(cfg, id)
+		}
+		ctlErr := make(chan error, 1)
+		go func() { ctlErr <- nd.ServeControl(ctx, sock) }()
+		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1], "ctl", sock)
 		select {
 		case <-ctx.Done():
 		case <-nd.Done():
+		case err := <-ctlErr:
+			if err != nil {
+				nd.Close()
+				return fmt.Errorf("node: %w", err)
+			}
 		}
 		err = nd.Err()
 		nd.Close()
@@ -94,5 +113,7 @@ func init() {
 	nodeCmd.Flags().StringVar(&nodeFlags.config, "config", "", "the cluster's configuration file (YAML)")
 	nodeCmd.Flags().IntVar(&nodeFlags.id, "id", 0, "this node's process id, 1..n")
 	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
+	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
+	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
 	rootCmd.AddCommand(nodeCmd)
 }
