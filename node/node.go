@@ -106,7 +106,7 @@ type Node struct {
 	changes  uint64
 	awaited  map[cs.ID]bool // Status.WaitingOn
 	waiting  chan error     // the pending call's completion
-	err      error      // why the driver stopped
+	err      error          // why the driver stopped
 	watchers map[chan Status]struct{}
 }
 
