@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/node"
+	"github.com/critsec/critsec/trace"
 	"github.com/critsec/critsec/transport"
 )
 
@@ -22,6 +28,8 @@ var nodeFlags struct {
 	check  bool
 	fsync  bool
 	ctl    string
+	cut    time.Duration
+	trace  string
 }
 
 var nodeCmd = &cobra.Command{
@@ -45,6 +53,11 @@ DATA/node-I/wal, before it acts on it; killed (even with kill -9) and
 started again, it replays the log and goes on as if it had been slow.
 --fsync=false skips the fsync of each group of inputs: the log then
 survives the process's death but not the machine's.
+
+--trace FILE writes, when the node stops, its trace in the common format
+(runtime node, t wall-clock seconds since the Unix epoch), made from its
+log: every input the node committed since its log began, across restarts.
+critsec cluster merges its members' logs the same way.
 
 Applications use the node through its control socket (HTTP and JSON on a
 unix socket, DATA/node-I/ctl.sock unless --ctl): critsec ctl enter, exit,
@@ -80,7 +93,11 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-		nd, err := node.Start(cfg, id, node.Options{Logger: log, NoSync: !f.fsync})
+		opts := node.Options{Logger: log, NoSync: !f.fsync}
+		if f.cut > 0 {
+			opts.Transport = func(tc *transport.Config) { tc.Dial = cutConnections(ctx, f.cut) }
+		}
+		nd, err := node.Start(cfg, id, opts)
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
@@ -105,6 +122,9 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		if err != nil && !errors.Is(err, node.ErrClosed) {
 			return fmt.Errorf("node: %w", err)
 		}
+		if f.trace != "" {
+			return writeNodeTrace(cfg, id, f.trace)
+		}
 		return nil
 	},
 }
@@ -115,5 +135,64 @@ func init() {
 	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
 	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
 	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
+	nodeCmd.Flags().StringVar(&nodeFlags.trace, "trace", "", "when the node stops, write its trace (from its log: every run since the log began) to this file")
+	nodeCmd.Flags().DurationVar(&nodeFlags.cut, "cut-every", 0, "fault injection: close one of the connections this node dialed, at random, this often (critsec cluster --chaos)")
 	rootCmd.AddCommand(nodeCmd)
+}
+
+// cutConnections returns a dialer whose connections are closed one at a
+// time, chosen at random, every d until ctx ends: critsec cluster
+// --chaos's connection cuts, which the channels must hide.
+func cutConnections(ctx context.Context, d time.Duration) func(context.Context, string) (net.Conn, error) {
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			mu.Lock()
+			if len(conns) > 0 {
+				i := rand.IntN(len(conns))
+				conns[i].Close()
+				conns = slices.Delete(conns, i, i+1)
+			}
+			mu.Unlock()
+		}
+	}()
+	var dialer net.Dialer
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}
+}
+
+// writeNodeTrace writes node id's trace, made from its log
+// (node.TraceFromLog), to path.
+func writeNodeTrace(cfg *node.Config, id cs.ID, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("node: --trace: %w", err)
+	}
+	tw := trace.NewWriter(f, node.TraceHeader(cfg))
+	_, err = node.TraceFromLog(cfg, id, tw.Event)
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("node: --trace %s: %w", path, err)
+	}
+	return nil
 }
