@@ -26,6 +26,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/critsec/critsec/cs"
@@ -88,17 +89,18 @@ const ackEvery = 256
 
 // Node is one running member of a cluster.
 type Node struct {
-	id      cs.ID
-	log     *slog.Logger
-	machine cs.Machine
-	tr      *transport.Transport
-	wal     *wal.Log
-	peers   []cs.ID
-	logged  map[cs.ID]uint64 // the acknowledgement last logged per peer
-	calls   chan call
-	done    chan struct{} // closed by Close
-	stopped chan struct{} // closed when the driver returns
-	close   sync.Once
+	id       cs.ID
+	log      *slog.Logger
+	machine  cs.Machine
+	tr       *transport.Transport
+	wal      *wal.Log
+	peers    []cs.ID
+	logged   map[cs.ID]uint64 // the acknowledgement last logged per peer
+	logStats struct{ inputs, commits, syncs, syncNanos atomic.Int64 }
+	calls    chan call
+	done     chan struct{} // closed by Close
+	stopped  chan struct{} // closed when the driver returns
+	close    sync.Once
 
 	mu       sync.Mutex // guards the fields below, which the driver writes
 	state    cs.State
@@ -284,10 +286,15 @@ func (nd *Node) drive() {
 				nd.logged[j] = a
 			}
 		}
+		syncs, took := nd.wal.Syncs, nd.wal.SyncTime
 		if err := nd.wal.Commit(); err != nil {
 			nd.stop(err)
 			return
 		}
+		nd.logStats.inputs.Add(int64(len(acts)))
+		nd.logStats.commits.Add(1)
+		nd.logStats.syncs.Add(int64(nd.wal.Syncs - syncs))
+		nd.logStats.syncNanos.Add(int64(nd.wal.SyncTime - took))
 		for i := range acts {
 			if err := nd.apply(&acts[i]); err != nil {
 				nd.stop(err)
@@ -474,6 +481,22 @@ func (nd *Node) Err() error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	return nd.err
+}
+
+// LogStats are the counters of a node's write-ahead log since it
+// started.
+type LogStats struct {
+	// Inputs counts the inputs logged, Commits the groups they were
+	// committed in (group commit: Inputs/Commits inputs per write),
+	// Syncs the fsyncs and SyncTime their total duration.
+	Inputs, Commits, Syncs int64
+	SyncTime               time.Duration
+}
+
+// LogStats returns the log's counters.
+func (nd *Node) LogStats() LogStats {
+	return LogStats{Inputs: nd.logStats.inputs.Load(), Commits: nd.logStats.commits.Load(),
+		Syncs: nd.logStats.syncs.Load(), SyncTime: time.Duration(nd.logStats.syncNanos.Load())}
 }
 
 // Stats returns the transport's counters.

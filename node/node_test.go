@@ -101,6 +101,13 @@ func testOptions(ln net.Listener, cuts *cutter) Options {
 // closes those in it at the end.
 func startClusterConfig(t testing.TB, problem string, n int, cuts *cutter) (*Config, []*Node) {
 	t.Helper()
+	return startClusterWith(t, problem, n, cuts, nil)
+}
+
+// startClusterWith is startClusterConfig with adjust, if not nil, called
+// on each node's options.
+func startClusterWith(t testing.TB, problem string, n int, cuts *cutter, adjust func(*Options)) (*Config, []*Node) {
+	t.Helper()
 	dir := t.TempDir()
 	writeTLS(t, dir, n)
 	lns := make([]net.Listener, n)
@@ -124,7 +131,11 @@ func startClusterConfig(t testing.TB, problem string, n int, cuts *cutter) (*Con
 	}
 	nodes := make([]*Node, n)
 	for i := range nodes {
-		nodes[i], err = Start(cfg, cs.ID(i+1), testOptions(lns[i], cuts))
+		o := testOptions(lns[i], cuts)
+		if adjust != nil {
+			adjust(&o)
+		}
+		nodes[i], err = Start(cfg, cs.ID(i+1), o)
 		if err != nil {
 			t.Fatal(err)
 		}
