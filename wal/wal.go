@@ -107,7 +107,8 @@ func Open(path string, sync bool, read func(rec []byte) error) (*Log, Recovery, 
 	}
 	if st.Size() > end {
 		rc.Torn = st.Size() - end
-		if err := f.Truncate(end); err == nil {
+		err := f.Truncate(end)
+		if err == nil {
 			err = f.Sync()
 		}
 		if err != nil {

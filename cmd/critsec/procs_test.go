@@ -72,7 +72,10 @@ func TestNodeKilled(t *testing.T) {
 				defer ctl.Close()
 				ctl.Do(ctx, "enter", 10*time.Second)
 			}()
-			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" && len(a.WaitingOn) > 0 })
+			// Pending is shown once the call is in the log, and its
+			// messages are sent then: the request is under way.
+			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" })
+			time.Sleep(5 * time.Millisecond)
 			t.Logf("P3 before the kill: %+v", a)
 			c.kill(3)
 			f, err := os.OpenFile(node.LogPath(c.cfg, 3), os.O_WRONLY|os.O_APPEND, 0)
