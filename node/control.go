@@ -25,6 +25,7 @@ import (
 //	GET  /status                    the node's Status
 //	POST /enter?timeout=30s         Enter; answers once InCS (or the timeout)
 //	POST /exit?timeout=30s          Exit; answers once OutCS
+//	GET  /metrics                   the node's metrics, Prometheus's text format
 //
 // Every answer is a StatusJSON; an error adds "error" and sets the code:
 // 409 the call breaks the invocation convention (nothing happened), 504
@@ -105,6 +106,7 @@ func (nd *Node) Handler() http.Handler {
 			nd.answer(w, code, err)
 		}
 	}
+	mux.Handle("GET /metrics", nd.MetricsHandler())
 	mux.HandleFunc("POST /enter", call((*Node).Enter))
 	mux.HandleFunc("POST /exit", call((*Node).Exit))
 	return mux

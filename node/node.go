@@ -97,6 +97,8 @@ type Node struct {
 	peers    []cs.ID
 	logged   map[cs.ID]uint64 // the acknowledgement last logged per peer
 	logStats struct{ inputs, commits, syncs, syncNanos atomic.Int64 }
+	metrics  *metrics
+	called   time.Time // when the pending call was taken (driver only)
 	calls    chan call
 	done     chan struct{} // closed by Close
 	stopped  chan struct{} // closed when the driver returns
@@ -194,6 +196,9 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
 	}
+	nd.metrics = newMetrics(nd)
+	nd.metrics.state.Set(float64(rp.state))
+	nd.metrics.pending.Set(float64(rp.machine.Pending()))
 	nd.state, nd.pending = rp.state, rp.machine.Pending()
 	go nd.drive()
 	return nd, nil
@@ -207,6 +212,8 @@ type action struct {
 	reply   chan error // a call's completion, or nil
 	from    cs.ID      // a delivery's channel and sequence number to confirm,
 	seq     uint64     // or seq 0
+	kind    string     // a delivery's message kind
+	at      time.Time  // when the machine took the input
 }
 
 // drive is the one goroutine that touches the machine and the log. It
@@ -241,11 +248,11 @@ func (nd *Node) drive() {
 			nd.stop(err)
 			return false
 		}
-		a := action{effects: slices.Clone(eff.List), pending: nd.machine.Pending()}
+		a := action{effects: slices.Clone(eff.List), pending: nd.machine.Pending(), at: time.Now()}
 		if c != nil {
 			a.reply = c.reply
 		} else {
-			a.from, a.seq = d.From, d.Seq
+			a.from, a.seq, a.kind = d.From, d.Seq, d.Msg.Kind()
 		}
 		acts = append(acts, a)
 		return true
@@ -295,6 +302,10 @@ func (nd *Node) drive() {
 		nd.logStats.commits.Add(1)
 		nd.logStats.syncs.Add(int64(nd.wal.Syncs - syncs))
 		nd.logStats.syncNanos.Add(int64(nd.wal.SyncTime - took))
+		if nd.wal.Syncs > syncs {
+			nd.metrics.fsync.Observe((nd.wal.SyncTime - took).Seconds())
+		}
+		nd.metrics.group.Observe(float64(len(acts)))
 		for i := range acts {
 			if err := nd.apply(&acts[i]); err != nil {
 				nd.stop(err)
@@ -309,6 +320,12 @@ func (nd *Node) drive() {
 // log: sends to the transport, a state change completes the pending
 // call; then a delivery is confirmed to the transport.
 func (nd *Node) apply(a *action) error {
+	if a.reply != nil {
+		nd.called = a.at
+	} else {
+		nd.metrics.received.WithLabelValues(a.kind, peerLabel(a.from)).Inc()
+	}
+	nd.metrics.pending.Set(float64(a.pending))
 	nd.mu.Lock()
 	if a.reply != nil {
 		nd.pending, nd.waiting = a.pending, a.reply
@@ -324,6 +341,7 @@ func (nd *Node) apply(a *action) error {
 			if _, err := nd.tr.Send(e.To, e.Msg); err != nil {
 				return fmt.Errorf("P%d: send %s to P%d: %w", nd.id, e.Msg.Kind(), e.To, err)
 			}
+			nd.metrics.sent.WithLabelValues(e.Msg.Kind(), peerLabel(e.To)).Inc()
 			if e.To != nd.id {
 				nd.mu.Lock()
 				if nd.pending != cs.None && !nd.awaited[e.To] {
@@ -342,6 +360,15 @@ func (nd *Node) apply(a *action) error {
 		nd.pending, nd.waiting = a.pending, nil
 		nd.notify()
 		nd.mu.Unlock()
+		nd.metrics.state.Set(float64(e.State))
+		wait := nd.metrics.enterWait
+		if e.State == cs.OutCS {
+			wait = nd.metrics.exitWait
+		}
+		if !nd.called.IsZero() {
+			wait.Observe(time.Since(nd.called).Seconds())
+			nd.called = time.Time{}
+		}
 		nd.log.Debug("state", "state", e.State.String())
 		if w != nil {
 			w <- nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -30,6 +31,7 @@ var nodeFlags struct {
 	ctl    string
 	cut    time.Duration
 	trace  string
+	metr   string
 }
 
 var nodeCmd = &cobra.Command{
@@ -58,6 +60,10 @@ survives the process's death but not the machine's.
 (runtime node, t wall-clock seconds since the Unix epoch), made from its
 log: every input the node committed since its log began, across restarts.
 critsec cluster merges its members' logs the same way.
+
+--metrics ADDR serves Prometheus metrics (messages by kind and peer, state,
+entry and exit waits, reconnections, retransmissions, refusals, fsync
+times) at http://ADDR/metrics; the control socket serves them too.
 
 Applications use the node through its control socket (HTTP and JSON on a
 unix socket, DATA/node-I/ctl.sock unless --ctl): critsec ctl enter, exit,
@@ -105,8 +111,24 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		if sock == "" {
 			sock = node.ControlSocket(cfg, id)
 		}
-		ctlErr := make(chan error, 1)
+		ctlErr := make(chan error, 2)
 		go func() { ctlErr <- nd.ServeControl(ctx, sock) }()
+		if f.metr != "" {
+			ln, err := net.Listen("tcp", f.metr)
+			if err != nil {
+				nd.Close()
+				return badInput("node: --metrics %s: %v", f.metr, err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", nd.MetricsHandler())
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+			go func() { <-ctx.Done(); srv.Close() }()
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					ctlErr <- err
+				}
+			}()
+		}
 		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1], "ctl", sock)
 		select {
 		case <-ctx.Done():
@@ -135,6 +157,7 @@ func init() {
 	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
 	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
 	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
+	nodeCmd.Flags().StringVar(&nodeFlags.metr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9101; also on the control socket)")
 	nodeCmd.Flags().StringVar(&nodeFlags.trace, "trace", "", "when the node stops, write its trace (from its log: every run since the log began) to this file")
 	nodeCmd.Flags().DurationVar(&nodeFlags.cut, "cut-every", 0, "fault injection: close one of the connections this node dialed, at random, this often (critsec cluster --chaos)")
 	rootCmd.AddCommand(nodeCmd)
