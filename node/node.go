@@ -14,7 +14,9 @@
 // for the group. A node killed at any point and restarted replays its
 // log through its deterministic machine, which rebuilds its state and
 // the messages it sent, and continues as if it had been slow
-// (docs/network.md, "Durability"). No failure detector, no metrics yet.
+// (docs/network.md, "Durability"). Applications use a node through
+// Enter, Exit, Status and Watch, or its control socket (control.go); its
+// metrics are Prometheus's (metrics.go). No failure detector yet.
 package node
 
 import (
