@@ -156,20 +156,24 @@ func startClusterWith(t testing.TB, problem string, n int, cuts *cutter, adjust 
 func TestClusterLoops(t *testing.T)      { testClusterLoops(t, false) }
 func TestClusterLoopsChaos(t *testing.T) { testClusterLoops(t, true) }
 
+// loopProblems are the clusters of the loop and restart tests, with the
+// most processes InCS at once.
+var loopProblems = []struct {
+	problem string
+	n, k    int
+}{
+	{"alg: raymond\nn: 3\nk: 1\n", 3, 1},
+	{"alg: kmutex\nn: 5\nk: 2\n", 5, 2},
+	{"alg: gcs\nn: 5\nl: 1\nk: 3\n", 5, 3},
+	{"alg: lmutex\ntopology: ring:5\nk: 1\n", 5, 2}, // k_i = 1 on a ring: at most 2 of 5 InCS
+}
+
 func testClusterLoops(t *testing.T, chaos bool) {
 	rounds := 30
 	if testing.Short() {
 		rounds = 10
 	}
-	for _, c := range []struct {
-		problem string
-		n, k    int
-	}{
-		{"alg: raymond\nn: 3\nk: 1\n", 3, 1},
-		{"alg: kmutex\nn: 5\nk: 2\n", 5, 2},
-		{"alg: gcs\nn: 5\nl: 1\nk: 3\n", 5, 3},
-		{"alg: lmutex\ntopology: ring:5\nk: 1\n", 5, 2}, // k_i = 1 on a ring: at most 2 of 5 InCS
-	} {
+	for _, c := range loopProblems {
 		t.Run(strings.SplitN(c.problem, "\n", 2)[0], func(t *testing.T) {
 			var cuts *cutter
 			if chaos {

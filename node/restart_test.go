@@ -34,14 +34,7 @@ func TestRestart(t *testing.T) {
 	if testing.Short() {
 		rounds = 5
 	}
-	for _, c := range []struct {
-		problem string
-		n, k    int
-	}{
-		{"alg: raymond\nn: 3\nk: 1\n", 3, 1},
-		{"alg: kmutex\nn: 5\nk: 2\n", 5, 2},
-		{"alg: gcs\nn: 5\nl: 1\nk: 3\n", 5, 3},
-	} {
+	for _, c := range loopProblems[:3] { // raymond, kmutex, gcs
 		t.Run(strings.SplitN(c.problem, "\n", 2)[0], func(t *testing.T) {
 			cuts := &cutter{}
 			cfg, nodes := startClusterConfig(t, c.problem, c.n, cuts)
