@@ -61,7 +61,7 @@ func init() {
 	f.StringVar(&clusterFlags.alg, "alg", "gcs", "algorithm (critsec algorithms)")
 	f.IntVar(&clusterFlags.l, "l", 0, "at least l processes InCS (global (l,k)-CS)")
 	f.IntVar(&clusterFlags.k, "k", 1, "at most k processes InCS")
-	f.DurationVar(&clusterFlags.duration, "duration", 10*time.Second, "how long the clients loop")
+	f.DurationVar(&clusterFlags.duration, "duration", 20*time.Second, "how long the clients loop")
 	f.BoolVar(&clusterFlags.chaos, "chaos", false, "cut connections and kill and restart nodes")
 	f.IntVar(&clusterFlags.kills, "kills", 3, "with --chaos: how many times a node is killed (0..20)")
 	f.DurationVar(&clusterFlags.cut, "cut", 200*time.Millisecond, "with --chaos: each node cuts a connection this often")
