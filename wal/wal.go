@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +33,10 @@ const MaxRecord = 16 << 20
 const headerLen = 8
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrLocked: another process has the log open (Open takes an exclusive
+// lock, which the kernel releases when the process dies).
+var ErrLocked = errors.New("log in use by another process")
 
 // ErrCorrupt: a record before the log's end is damaged (checksum or
 // length wrong with more data after it). The log cannot be repaired
@@ -67,6 +72,7 @@ type Recovery struct {
 }
 
 // Open opens the log at path, creating it (and its directory) if needed,
+// locks it against other processes (ErrLocked),
 // gives every record's payload to read in order, cuts off a torn tail and
 // returns the log ready to append. read's slice is valid only during the
 // call; an error from read stops Open and is returned wrapped with the
@@ -83,6 +89,13 @@ func Open(path string, sync bool, read func(rec []byte) error) (*Log, Recovery, 
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, rc, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, rc, fmt.Errorf("%w: %s: is this node already running?", ErrLocked, path)
+		}
+		return nil, rc, fmt.Errorf("%s: lock: %w", path, err)
 	}
 	if rc.Created {
 		if err := f.Sync(); err != nil {

@@ -169,3 +169,23 @@ func TestReadError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestLocked: a second Open of a log that is open fails with ErrLocked,
+// and succeeds once the first is closed.
+func TestLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wal")
+	write(t, path, records)
+	_, _, l, err := readAll(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := readAll(t, path); !errors.Is(err, ErrLocked) {
+		t.Errorf("second open: %v", err)
+	}
+	l.Close()
+	_, _, l, err = readAll(t, path)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	l.Close()
+}
