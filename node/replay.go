@@ -120,7 +120,7 @@ func (r *replay) record(b []byte) error {
 		if op != cs.Entry && op != cs.Exit {
 			return fmt.Errorf("a call of %v, not entry or exit", op)
 		}
-		return r.step(cs.Call(op))
+		return r.step(cs.Call(op), 0)
 	case recDeliver:
 		r.setTime(rd.Int())
 		from, seq, kind := cs.ID(rd.Uint()), rd.Uint(), string(rd.Bytes())
@@ -147,7 +147,7 @@ func (r *replay) record(b []byte) error {
 		if err != nil {
 			return err
 		}
-		return r.step(cs.Deliver(from, m))
+		return r.step(cs.Deliver(from, m), seq)
 	case recAcked:
 		to, seq := cs.ID(rd.Uint()), rd.Uint()
 		if err := rd.Done("acknowledgement"); err != nil {
@@ -195,15 +195,16 @@ func (r *replay) header(rd *cs.Reader) error {
 
 func (r *replay) setTime(t int64) { r.t = max(r.t, t) }
 
-// step gives in to the machine and takes its effects.
-func (r *replay) step(in cs.Input) error {
+// step gives in to the machine and takes its effects; seq is a
+// delivery's sequence number on its channel.
+func (r *replay) step(in cs.Input, seq uint64) error {
 	if err := r.eff.Step(r.machine, in); err != nil {
 		return fmt.Errorf("the machine refuses the logged %s: %w", in, err)
 	}
 	t := float64(r.t) / 1e9
 	if r.event != nil {
 		if in.Kind == cs.InReceive {
-			r.event(trace.Event{T: t, Ev: trace.EvRecv, Node: r.id, From: in.From, Msg: in.Msg.Kind()})
+			r.event(trace.Event{T: t, Ev: trace.EvRecv, Node: r.id, From: in.From, Msg: in.Msg.Kind(), Seq: seq})
 		} else {
 			r.event(trace.Event{T: t, Ev: trace.EvRequest, Node: r.id, Op: in.Op().String()})
 		}
@@ -216,7 +217,8 @@ func (r *replay) step(in cs.Input) error {
 			}
 			o.Queue = append(o.Queue, e.Msg)
 			if r.event != nil {
-				r.event(trace.Event{T: t, Ev: trace.EvSend, Node: r.id, To: e.To, Msg: e.Msg.Kind(), Words: e.Msg.Words()})
+				r.event(trace.Event{T: t, Ev: trace.EvSend, Node: r.id, To: e.To, Msg: e.Msg.Kind(), Words: e.Msg.Words(),
+					Seq: o.Acked + uint64(len(o.Queue))})
 			}
 			continue
 		}
