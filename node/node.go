@@ -7,9 +7,16 @@
 // applied in order: sends go to the transport, a state change completes
 // the pending call.
 //
-// This is the skeleton of issue 15: no write-ahead log yet (a delivered
-// message is confirmed to the transport once the machine has taken it, so
-// a node that crashes loses its state), no failure detector, no metrics.
+// Every input the machine takes is first written to the node's
+// write-ahead log (package wal, in DATA/node-I/wal); the effects of a
+// group of inputs (sends, acknowledgements to the transport, completed
+// calls) are acted on only once the group is committed, with one fsync
+// for the group. A node killed at any point and restarted replays its
+// log through its deterministic machine, which rebuilds its state and
+// the messages it sent, and continues as if it had been slow
+// (docs/network.md, "Durability"). Applications use a node through
+// Enter, Exit, Status and Watch, or its control socket (control.go); its
+// metrics are Prometheus's (metrics.go). No failure detector yet.
 package node
 
 import (
@@ -17,11 +24,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/transport"
+	"github.com/critsec/critsec/wal"
 )
 
 // Errors of the application calls.
@@ -29,7 +41,30 @@ var (
 	// ErrClosed: the node is closed, or stopped on an error (Err says
 	// which).
 	ErrClosed = errors.New("node closed")
+	// ErrInvalid: the call breaks the CS invocation convention (Enter
+	// while InCS or with a request pending, Exit while OutCS); it also
+	// wraps cs.ErrConvention. Nothing happened.
+	ErrInvalid = errors.New("invalid call")
 )
+
+// Status is a node's state as the application sees it.
+type Status struct {
+	// State is InCS or OutCS; Pending the request not completed yet
+	// (None, Entry or Exit).
+	State   cs.State
+	Pending cs.Op
+	// Changes counts the state changes since the node started (a watcher
+	// that sees it jump by more than one missed some).
+	Changes uint64
+	// WaitingOn, while a request is pending, lists the peers the node
+	// sent a message to since the request began and that have sent
+	// nothing back since that message, in id order. Machines do not
+	// say whom they wait for; this is what the node sees: for a
+	// permission-based algorithm (kmutex, maekawa) the peers whose reply
+	// is missing, for a token-based one (raymond) where the request
+	// went, which need not be where the token comes from.
+	WaitingOn []cs.ID
+}
 
 // Options are a node's settings that are not the cluster's.
 type Options struct {
@@ -42,24 +77,43 @@ type Options struct {
 	// Transport adjusts the transport's settings (backoff, heartbeat)
 	// before it starts; the cluster's fields are set already.
 	Transport func(*transport.Config)
+	// NoSync turns off the log's fsync: a commit then survives the
+	// process's death (kill -9) but not the machine's (power loss).
+	NoSync bool
 }
+
+// maxBatch bounds the inputs of one group commit.
+const maxBatch = 256
+
+// ackEvery: the driver logs a peer's acknowledgement once it has
+// advanced by this many messages, so that a restart forgets them.
+const ackEvery = 256
 
 // Node is one running member of a cluster.
 type Node struct {
-	id      cs.ID
-	log     *slog.Logger
-	machine cs.Machine
-	tr      *transport.Transport
-	calls   chan call
-	done    chan struct{} // closed by Close
-	stopped chan struct{} // closed when the driver returns
-	close   sync.Once
+	id       cs.ID
+	log      *slog.Logger
+	machine  cs.Machine
+	tr       *transport.Transport
+	wal      *wal.Log
+	peers    []cs.ID
+	logged   map[cs.ID]uint64 // the acknowledgement last logged per peer
+	logStats struct{ inputs, commits, syncs, syncNanos atomic.Int64 }
+	metrics  *metrics
+	called   time.Time // when the pending call was taken (driver only)
+	calls    chan call
+	done     chan struct{} // closed by Close
+	stopped  chan struct{} // closed when the driver returns
+	close    sync.Once
 
-	mu      sync.Mutex // guards the fields below, which the driver writes
-	state   cs.State
-	pending cs.Op
-	waiting chan error // the pending call's completion
-	err     error      // why the driver stopped
+	mu       sync.Mutex // guards the fields below, which the driver writes
+	state    cs.State
+	pending  cs.Op
+	changes  uint64
+	awaited  map[cs.ID]bool // Status.WaitingOn
+	waiting  chan error     // the pending call's completion
+	err      error          // why the driver stopped
+	watchers map[chan Status]struct{}
 }
 
 // call is an Entry or Exit request for the driver.
@@ -79,6 +133,34 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	fp := cfg.Fingerprint()
+	rp := newReplay(id, n, fp, ms[id-1], cfg.Problem.Decoder())
+	wl, rc, err := wal.Open(LogPath(cfg, id), !o.NoSync, rp.record)
+	if err != nil {
+		return nil, fmt.Errorf("write-ahead log: %w", err)
+	}
+	if rc.Records == 0 {
+		wl.Add(appendHeader(nil, id, fp))
+		if err := wl.Commit(); err != nil {
+			wl.Close()
+			return nil, err
+		}
+	} else {
+		log.Info("restored from the write-ahead log", "node", int(id), "records", rc.Records,
+			"torn_bytes", rc.Torn, "state", rp.state.String(), "pending", rp.machine.Pending().String())
+	}
+	nd, err := start(cfg, id, o, log, rp, wl)
+	if err != nil {
+		wl.Close()
+	}
+	return nd, err
+}
+
+func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *wal.Log) (*Node, error) {
 	ident, err := transport.LoadIdentity(NodeFile(cfg.CA, id), NodeFile(cfg.Cert, id), NodeFile(cfg.Key, id))
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
@@ -89,10 +171,6 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 			return nil, err
 		}
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	peers := map[cs.ID]string{}
 	for i, a := range cfg.Members {
 		if cs.ID(i+1) != id {
@@ -101,7 +179,7 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 	}
 	tc := transport.Config{
 		Self: id, Listener: ln, Peers: peers, Identity: ident,
-		Fingerprint: cfg.Fingerprint(), Decode: cfg.Problem.Decoder(), Logger: log,
+		Fingerprint: rp.fp, Decode: cfg.Problem.Decoder(), Logger: log, Restore: rp.channels(),
 	}
 	if o.Transport != nil {
 		o.Transport(&tc)
@@ -112,69 +190,194 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 		return nil, err
 	}
 	nd := &Node{
-		id: id, log: log.With("node", int(id)), machine: ms[id-1], tr: tr,
+		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl,
+		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
+		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
 	}
-	nd.state = nd.machine.State()
+	for _, j := range nd.peers {
+		nd.logged[j] = rp.out[j].Acked
+	}
+	nd.metrics = newMetrics(nd)
+	nd.metrics.state.Set(float64(rp.state))
+	nd.metrics.pending.Set(float64(rp.machine.Pending()))
+	nd.state, nd.pending = rp.state, rp.machine.Pending()
 	go nd.drive()
 	return nd, nil
 }
 
-// drive is the one goroutine that touches the machine.
+// action is what the driver does for one input once the input's group
+// is committed to the log.
+type action struct {
+	effects []cs.Effect
+	pending cs.Op      // the machine's pending request after the input
+	reply   chan error // a call's completion, or nil
+	from    cs.ID      // a delivery's channel and sequence number to confirm,
+	seq     uint64     // or seq 0
+	kind    string     // a delivery's message kind
+	at      time.Time  // when the machine took the input
+}
+
+// drive is the one goroutine that touches the machine and the log. It
+// takes a group of inputs (the first it waits for, then those already
+// waiting, up to maxBatch), gives each to the machine and adds it to the
+// log, commits the group with one fsync, and only then acts on the
+// effects: the group commit that keeps fsync from capping throughput.
 func (nd *Node) drive() {
 	defer close(nd.stopped)
-	var eff cs.Effects
+	var (
+		eff  cs.Effects
+		acts []action
+		rec  []byte
+	)
+	// take gives one input to the machine and logs it; false stops the
+	// driver.
+	take := func(c *call, d *transport.Delivery) bool {
+		if c != nil {
+			if err := eff.Step(nd.machine, cs.Call(c.op)); err != nil {
+				c.reply <- err // refused: nothing happened, nothing to log
+				return true
+			}
+			rec = appendCall(rec[:0], time.Now().UnixNano(), c.op)
+		} else {
+			if err := eff.Step(nd.machine, cs.Deliver(d.From, d.Msg)); err != nil {
+				nd.stop(fmt.Errorf("P%d: machine refused %s from P%d (seq %d): %w", nd.id, d.Msg.Kind(), d.From, d.Seq, err))
+				return false
+			}
+			rec = appendDeliver(rec[:0], time.Now().UnixNano(), *d)
+		}
+		if err := nd.wal.Add(rec); err != nil {
+			nd.stop(err)
+			return false
+		}
+		a := action{effects: slices.Clone(eff.List), pending: nd.machine.Pending(), at: time.Now()}
+		if c != nil {
+			a.reply = c.reply
+		} else {
+			a.from, a.seq, a.kind = d.From, d.Seq, d.Msg.Kind()
+		}
+		acts = append(acts, a)
+		return true
+	}
 	for {
+		acts = acts[:0]
 		select {
 		case c := <-nd.calls:
-			err := eff.Step(nd.machine, cs.Call(c.op))
-			if err != nil {
-				c.reply <- err // refused: nothing happened
-				continue
-			}
-			nd.mu.Lock()
-			nd.pending, nd.waiting = c.op, c.reply
-			nd.mu.Unlock()
-			if err := nd.apply(&eff); err != nil {
-				nd.stop(err)
+			if !take(&c, nil) {
 				return
 			}
 		case d := <-nd.tr.Inbox():
-			if err := eff.Step(nd.machine, cs.Deliver(d.From, d.Msg)); err != nil {
-				nd.stop(fmt.Errorf("P%d: machine refused %s from P%d (seq %d): %w", nd.id, d.Msg.Kind(), d.From, d.Seq, err))
+			if !take(nil, &d) {
 				return
 			}
-			if err := nd.apply(&eff); err != nil {
-				nd.stop(err)
-				return
-			}
-			nd.tr.Confirm(d.From, d.Seq)
 		case <-nd.done:
 			nd.stop(ErrClosed)
 			return
 		}
+	more:
+		for len(acts) < maxBatch {
+			select {
+			case c := <-nd.calls:
+				if !take(&c, nil) {
+					return
+				}
+			case d := <-nd.tr.Inbox():
+				if !take(nil, &d) {
+					return
+				}
+			default:
+				break more
+			}
+		}
+		for _, j := range nd.peers {
+			if a := nd.tr.Acked(j); a >= nd.logged[j]+ackEvery {
+				nd.wal.Add(appendAcked(rec[:0], j, a))
+				nd.logged[j] = a
+			}
+		}
+		syncs, took := nd.wal.Syncs, nd.wal.SyncTime
+		if err := nd.wal.Commit(); err != nil {
+			nd.stop(err)
+			return
+		}
+		nd.logStats.inputs.Add(int64(len(acts)))
+		nd.logStats.commits.Add(1)
+		nd.logStats.syncs.Add(int64(nd.wal.Syncs - syncs))
+		nd.logStats.syncNanos.Add(int64(nd.wal.SyncTime - took))
+		if nd.wal.Syncs > syncs {
+			nd.metrics.fsync.Observe((nd.wal.SyncTime - took).Seconds())
+		}
+		nd.metrics.group.Observe(float64(len(acts)))
+		for i := range acts {
+			if err := nd.apply(&acts[i]); err != nil {
+				nd.stop(err)
+				return
+			}
+			acts[i] = action{}
+		}
 	}
 }
 
-// apply acts on one step's effects in order: sends to the transport, a
-// state change completes the pending call.
-func (nd *Node) apply(eff *cs.Effects) error {
-	for _, e := range eff.List {
+// apply acts on one input's effects in order, once the input is in the
+// log: sends to the transport, a state change completes the pending
+// call; then a delivery is confirmed to the transport.
+func (nd *Node) apply(a *action) error {
+	if a.reply != nil {
+		nd.called = a.at
+	} else {
+		nd.metrics.received.WithLabelValues(a.kind, peerLabel(a.from)).Inc()
+	}
+	nd.metrics.pending.Set(float64(a.pending))
+	nd.mu.Lock()
+	if a.reply != nil {
+		nd.pending, nd.waiting = a.pending, a.reply
+		clear(nd.awaited)
+		nd.notify()
+	} else if nd.awaited[a.from] {
+		delete(nd.awaited, a.from)
+		nd.notify()
+	}
+	nd.mu.Unlock()
+	for _, e := range a.effects {
 		if e.IsSend() {
 			if _, err := nd.tr.Send(e.To, e.Msg); err != nil {
 				return fmt.Errorf("P%d: send %s to P%d: %w", nd.id, e.Msg.Kind(), e.To, err)
+			}
+			nd.metrics.sent.WithLabelValues(e.Msg.Kind(), peerLabel(e.To)).Inc()
+			if e.To != nd.id {
+				nd.mu.Lock()
+				if nd.pending != cs.None && !nd.awaited[e.To] {
+					nd.awaited[e.To] = true
+					nd.notify()
+				}
+				nd.mu.Unlock()
 			}
 			continue
 		}
 		nd.mu.Lock()
 		nd.state = e.State
+		nd.changes++
+		clear(nd.awaited)
 		w := nd.waiting
-		nd.pending, nd.waiting = nd.machine.Pending(), nil
+		nd.pending, nd.waiting = a.pending, nil
+		nd.notify()
 		nd.mu.Unlock()
+		nd.metrics.state.Set(float64(e.State))
+		wait := nd.metrics.enterWait
+		if e.State == cs.OutCS {
+			wait = nd.metrics.exitWait
+		}
+		if !nd.called.IsZero() {
+			wait.Observe(time.Since(nd.called).Seconds())
+			nd.called = time.Time{}
+		}
 		nd.log.Debug("state", "state", e.State.String())
 		if w != nil {
 			w <- nil
 		}
+	}
+	if a.seq != 0 {
+		nd.tr.Confirm(a.from, a.seq)
 	}
 	return nil
 }
@@ -194,15 +397,27 @@ func (nd *Node) stop(err error) {
 	}
 }
 
-// Entry asks to enter the critical section and waits until the node is
-// InCS, the context ends, or the node stops. A call that breaks the
-// invocation convention fails at once with an error wrapping
-// cs.ErrConvention. If ctx ends first the request stays pending: the
-// node enters later, and State shows when.
-func (nd *Node) Entry(ctx context.Context) error { return nd.do(ctx, cs.Entry) }
+// Open reads the cluster configuration at path and starts member id
+// (Start).
+func Open(path string, id cs.ID, o Options) (*Node, error) {
+	cfg, err := ReadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return Start(cfg, id, o)
+}
+
+// Enter asks to enter the critical section and waits until the node is
+// InCS, the context ends, or the node stops (ErrClosed). A call that
+// breaks the invocation convention fails at once with an error wrapping
+// ErrInvalid and cs.ErrConvention. Once the request is in the log it
+// survives a crash of the node: if ctx ends first, or the node is killed
+// and restarted, the request stays pending and the node enters later
+// (State and Watch show when).
+func (nd *Node) Enter(ctx context.Context) error { return nd.do(ctx, cs.Entry) }
 
 // Exit asks to leave the critical section and waits until the node is
-// OutCS, as Entry does.
+// OutCS, as Enter does.
 func (nd *Node) Exit(ctx context.Context) error { return nd.do(ctx, cs.Exit) }
 
 func (nd *Node) do(ctx context.Context, op cs.Op) error {
@@ -210,12 +425,18 @@ func (nd *Node) do(ctx context.Context, op cs.Op) error {
 	select {
 	case nd.calls <- c:
 	case <-nd.stopped:
-		return nd.Err()
+		return fmt.Errorf("%w: %v", ErrClosed, nd.Err())
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
 	case err := <-c.reply:
+		if errors.Is(err, cs.ErrConvention) {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if err != nil && !errors.Is(err, ErrClosed) {
+			return fmt.Errorf("%w: %w", ErrClosed, err)
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -224,9 +445,61 @@ func (nd *Node) do(ctx context.Context, op cs.Op) error {
 
 // State returns the node's state and its pending request.
 func (nd *Node) State() (cs.State, cs.Op) {
+	s := nd.Status()
+	return s.State, s.Pending
+}
+
+// Status returns the node's state, its pending request and the number of
+// state changes so far.
+func (nd *Node) Status() Status {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
-	return nd.state, nd.pending
+	return nd.status()
+}
+
+func (nd *Node) status() Status {
+	s := Status{State: nd.state, Pending: nd.pending, Changes: nd.changes}
+	if len(nd.awaited) > 0 {
+		s.WaitingOn = slices.Sorted(maps.Keys(nd.awaited))
+	}
+	return s
+}
+
+// Watch returns a channel that receives the node's Status now and after
+// every change of its state or pending request, until ctx ends or the
+// node stops; then it is closed. It holds only the latest status: a slow
+// reader never holds the node up, it skips to the newest (Changes says
+// how many state changes it missed).
+func (nd *Node) Watch(ctx context.Context) <-chan Status {
+	w := make(chan Status, 1)
+	nd.mu.Lock()
+	w <- nd.status()
+	nd.watchers[w] = struct{}{}
+	nd.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-nd.stopped:
+		}
+		nd.mu.Lock()
+		delete(nd.watchers, w)
+		close(w)
+		nd.mu.Unlock()
+	}()
+	return w
+}
+
+// notify gives every watcher the current status, replacing the one it
+// has not read; nd.mu is held.
+func (nd *Node) notify() {
+	s := nd.status()
+	for w := range nd.watchers {
+		select {
+		case <-w:
+		default:
+		}
+		w <- s
+	}
 }
 
 // Done is closed when the node has stopped: closed, or on an error (Err).
@@ -239,12 +512,32 @@ func (nd *Node) Err() error {
 	return nd.err
 }
 
+// LogStats are the counters of a node's write-ahead log since it
+// started.
+type LogStats struct {
+	// Inputs counts the inputs logged, Commits the groups they were
+	// committed in (group commit: Inputs/Commits inputs per write),
+	// Syncs the fsyncs and SyncTime their total duration.
+	Inputs, Commits, Syncs int64
+	SyncTime               time.Duration
+}
+
+// LogStats returns the log's counters.
+func (nd *Node) LogStats() LogStats {
+	return LogStats{Inputs: nd.logStats.inputs.Load(), Commits: nd.logStats.commits.Load(),
+		Syncs: nd.logStats.syncs.Load(), SyncTime: time.Duration(nd.logStats.syncNanos.Load())}
+}
+
 // Stats returns the transport's counters.
 func (nd *Node) Stats() transport.Stats { return nd.tr.Stats() }
 
-// Close stops the driver and the transport.
+// Close stops the driver, the transport and the log.
 func (nd *Node) Close() error {
 	nd.close.Do(func() { close(nd.done) })
 	<-nd.stopped
-	return nd.tr.Close()
+	err := nd.tr.Close()
+	if werr := nd.wal.Close(); err == nil {
+		err = werr
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -76,6 +77,37 @@ func (c *cutter) cut(i int) {
 // connections.
 func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 	t.Helper()
+	_, nodes := startClusterConfig(t, problem, n, cuts)
+	return nodes
+}
+
+// testOptions are the nodes' options in tests: errors logged only, fast
+// reconnections, connections recorded by cuts if not nil.
+func testOptions(ln net.Listener, cuts *cutter) Options {
+	return Options{
+		Listener: ln,
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Transport: func(c *transport.Config) {
+			c.MinBackoff, c.MaxBackoff = time.Millisecond, 20*time.Millisecond
+			if cuts != nil {
+				c.Dial = cuts.dial
+			}
+		},
+	}
+}
+
+// startClusterConfig is startCluster, also returning the configuration.
+// The caller may replace a node of the slice (a restart): the cleanup
+// closes those in it at the end.
+func startClusterConfig(t testing.TB, problem string, n int, cuts *cutter) (*Config, []*Node) {
+	t.Helper()
+	return startClusterWith(t, problem, n, cuts, nil)
+}
+
+// startClusterWith is startClusterConfig with adjust, if not nil, called
+// on each node's options.
+func startClusterWith(t testing.TB, problem string, n int, cuts *cutter, adjust func(*Options)) (*Config, []*Node) {
+	t.Helper()
 	dir := t.TempDir()
 	writeTLS(t, dir, n)
 	lns := make([]net.Listener, n)
@@ -99,16 +131,11 @@ func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 	}
 	nodes := make([]*Node, n)
 	for i := range nodes {
-		nodes[i], err = Start(cfg, cs.ID(i+1), Options{
-			Listener: lns[i],
-			Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-			Transport: func(c *transport.Config) {
-				c.MinBackoff, c.MaxBackoff = time.Millisecond, 20*time.Millisecond
-				if cuts != nil {
-					c.Dial = cuts.dial
-				}
-			},
-		})
+		o := testOptions(lns[i], cuts)
+		if adjust != nil {
+			adjust(&o)
+		}
+		nodes[i], err = Start(cfg, cs.ID(i+1), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +145,7 @@ func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 			nd.Close()
 		}
 	})
-	return nodes
+	return cfg, nodes
 }
 
 // TestClusterLoops runs raymond, kmutex, gcs and lmutex on real loopback
@@ -129,26 +156,30 @@ func startCluster(t testing.TB, problem string, n int, cuts *cutter) []*Node {
 func TestClusterLoops(t *testing.T)      { testClusterLoops(t, false) }
 func TestClusterLoopsChaos(t *testing.T) { testClusterLoops(t, true) }
 
+// loopProblems are the clusters of the loop and restart tests, with the
+// most processes InCS at once.
+var loopProblems = []struct {
+	problem string
+	n, k    int
+}{
+	{"alg: raymond\nn: 3\nk: 1\n", 3, 1},
+	{"alg: kmutex\nn: 5\nk: 2\n", 5, 2},
+	{"alg: gcs\nn: 5\nl: 1\nk: 3\n", 5, 3},
+	{"alg: lmutex\ntopology: ring:5\nk: 1\n", 5, 2}, // k_i = 1 on a ring: at most 2 of 5 InCS
+}
+
 func testClusterLoops(t *testing.T, chaos bool) {
 	rounds := 30
 	if testing.Short() {
 		rounds = 10
 	}
-	for _, c := range []struct {
-		problem string
-		n, k    int
-	}{
-		{"alg: raymond\nn: 3\nk: 1\n", 3, 1},
-		{"alg: kmutex\nn: 5\nk: 2\n", 5, 2},
-		{"alg: gcs\nn: 5\nl: 1\nk: 3\n", 5, 3},
-		{"alg: lmutex\ntopology: ring:5\nk: 1\n", 5, 2}, // k_i = 1 on a ring: at most 2 of 5 InCS
-	} {
+	for _, c := range loopProblems {
 		t.Run(strings.SplitN(c.problem, "\n", 2)[0], func(t *testing.T) {
 			var cuts *cutter
 			if chaos {
 				cuts = &cutter{}
 			}
-			nodes := startCluster(t, c.problem, c.n, cuts)
+			cfg, nodes := startClusterConfig(t, c.problem, c.n, cuts)
 			stop := make(chan struct{})
 			defer close(stop)
 			if chaos {
@@ -184,7 +215,7 @@ func testClusterLoops(t *testing.T, chaos bool) {
 							}
 							continue
 						}
-						if err := nd.Entry(ctx); err != nil {
+						if err := nd.Enter(ctx); err != nil {
 							t.Errorf("P%d entry: %v", nd.id, err)
 							return
 						}
@@ -211,6 +242,7 @@ func testClusterLoops(t *testing.T, chaos bool) {
 				t.Error("no connection was cut")
 			}
 			t.Logf("%d messages, %d reconnects, at most %d counted InCS at once", sent, reconnects, most.Load())
+			checkClusterTrace(t, cfg, nodes)
 		})
 	}
 }
@@ -220,17 +252,17 @@ func testClusterLoops(t *testing.T, chaos bool) {
 func TestEntryConvention(t *testing.T) {
 	nodes := startCluster(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
 	ctx := context.Background()
-	if err := nodes[0].Exit(ctx); err == nil || !strings.Contains(err.Error(), cs.ErrConvention.Error()) {
+	if err := nodes[0].Exit(ctx); !errors.Is(err, ErrInvalid) || !errors.Is(err, cs.ErrConvention) {
 		t.Errorf("exit while OutCS: %v", err)
 	}
-	if err := nodes[0].Entry(ctx); err != nil {
+	if err := nodes[0].Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if s, p := nodes[0].State(); s != cs.InCS || p != cs.None {
 		t.Errorf("after entry: %v, pending %v", s, p)
 	}
 	nodes[1].Close()
-	if err := nodes[1].Entry(ctx); err != ErrClosed {
+	if err := nodes[1].Enter(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("entry on a closed node: %v", err)
 	}
 }

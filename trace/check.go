@@ -173,7 +173,9 @@ func CheckLimits(r io.Reader, lim Limits) (*Report, error) {
 
 type fifo struct {
 	kinds []int32
+	seqs  []uint64 // the sends' "seq", 0 where absent
 	head  int
+	last  uint64 // the last send's seq on the link
 }
 
 type bagKey struct {
@@ -324,7 +326,14 @@ func (c *checker) send(ev Event) bool {
 			l = &fifo{}
 			c.links[c.link(ev.Node, ev.To)] = l
 		}
+		if ev.Seq != 0 {
+			if l.last != 0 && ev.Seq != l.last+1 {
+				return c.fail(RuleMessages, fmt.Sprintf("send of seq %d from P%d to P%d after seq %d: a link's sequence numbers go up by one", ev.Seq, ev.Node, ev.To, l.last))
+			}
+			l.last = ev.Seq
+		}
 		l.kinds = append(l.kinds, k)
+		l.seqs = append(l.seqs, ev.Seq)
 	} else {
 		c.bags[bagKey{c.link(ev.Node, ev.To), k}]++
 	}
@@ -346,11 +355,15 @@ func (c *checker) recv(ev Event) bool {
 		if l.kinds[l.head] != k {
 			return c.fail(RuleMessages, fmt.Sprintf("the oldest message in transit from P%d to P%d is %s, not %s (the run is FIFO)", ev.From, i, c.names[l.kinds[l.head]], ev.Msg))
 		}
+		if s := l.seqs[l.head]; s != 0 && ev.Seq != 0 && s != ev.Seq {
+			return c.fail(RuleMessages, fmt.Sprintf("recv of seq %d from P%d to P%d, but the oldest message in transit is seq %d (lost or duplicated)", ev.Seq, ev.From, i, s))
+		}
 		l.head++
 		if l.head == len(l.kinds) {
-			l.kinds, l.head = l.kinds[:0], 0
+			l.kinds, l.seqs, l.head = l.kinds[:0], l.seqs[:0], 0
 		} else if l.head >= 64 && 2*l.head >= len(l.kinds) {
 			l.kinds = l.kinds[:copy(l.kinds, l.kinds[l.head:])]
+			l.seqs = l.seqs[:copy(l.seqs, l.seqs[l.head:])]
 			l.head = 0
 		}
 	} else {

@@ -38,6 +38,33 @@ func check(t *testing.T, s string) *trace.Report {
 	return rep
 }
 
+// TestCheckSeq: sequence numbers of a link, as the networked runtime
+// writes them, are matched (a link may start at any seq: a trace may begin
+// after a run's start); the Writer writes them back.
+func TestCheckSeq(t *testing.T) {
+	body := `{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":7}
+{"t":1,"ev":"send","node":1,"to":2,"msg":"B","words":3,"seq":8}
+{"t":2,"ev":"recv","node":2,"from":1,"msg":"A","seq":7}
+{"t":2,"ev":"recv","node":2,"from":1,"msg":"B","seq":8}
+`
+	if rep := check(t, hdr+"\n"+body); rep.Violation != nil || rep.Unreceived != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	r, err := trace.NewReader(strings.NewReader(hdr + "\n" + body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w := trace.NewWriter(&b, r.Header)
+	for ev, err := r.Next(); err == nil; ev, err = r.Next() {
+		w.Event(ev)
+	}
+	w.Flush()
+	if got := b.String()[strings.Index(b.String(), "\n")+1:]; got != body {
+		t.Errorf("written back:\n%s\nwant\n%s", got, body)
+	}
+}
+
 func TestCheckOK(t *testing.T) {
 	rep := check(t, hdr+okBody)
 	if rep.Violation != nil {
@@ -89,6 +116,14 @@ func TestCheckViolations(t *testing.T) {
 		{"initial repeated", strings.Replace(hdr, `"initial":[]`, `"initial":[1,1]`, 1), "", 1, "listed twice"},
 		{"suspect self", hdr, `{"t":1,"ev":"suspect","node":1,"who":1}`, 2, "need another process"},
 		{"trust self", hdr, `{"t":1,"ev":"trust","node":2,"who":2}`, 2, "P2 trusts 2: need another process"},
+		{"seq lost", hdr, `{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":1}
+{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":2}
+{"t":2,"ev":"recv","node":2,"from":1,"msg":"A","seq":2}`, 4, "recv of seq 2 from P1 to P2, but the oldest message in transit is seq 1"},
+		{"seq skipped", hdr, `{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":1}
+{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":3}`, 3, "send of seq 3 from P1 to P2 after seq 1"},
+		{"seq repeated", hdr, `{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":3,"seq":4}
+{"t":2,"ev":"recv","node":2,"from":1,"msg":"A","seq":4}
+{"t":2,"ev":"recv","node":2,"from":1,"msg":"A","seq":4}`, 4, "no message from P1 to P2 is in transit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

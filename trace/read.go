@@ -203,6 +203,7 @@ type rawEvent struct {
 	State  string   `json:"state"`
 	Kind   string   `json:"kind"`
 	Detail string   `json:"detail"`
+	Seq    uint64   `json:"seq"`
 }
 
 // eventFields says what each field of an event holds, for the errors of a
@@ -212,6 +213,7 @@ var eventFields = map[string]string{
 	"to": "a process id (an integer)", "from": "a process id (an integer)", "who": "a process id (an integer)",
 	"msg": "a string", "words": "an integer", "op": `"entry" or "exit"`, "state": `"InCS" or "OutCS"`,
 	"kind": `"bounds", "deadlock", "convention" or "error"`, "detail": "a string",
+	"seq": "a sequence number (a non-negative integer)",
 }
 
 // Next returns the next event, io.EOF after the last one, or a
@@ -282,9 +284,9 @@ func (tr *Reader) Next() (Event, error) {
 	}
 	switch r.Ev {
 	case EvSend:
-		ev.To = *r.To
+		ev.To, ev.Seq = *r.To, r.Seq
 	case EvRecv:
-		ev.From = *r.From
+		ev.From, ev.Seq = *r.From, r.Seq
 	case EvSuspect, EvTrust:
 		ev.Who = *r.Who
 	}

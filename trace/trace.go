@@ -378,6 +378,10 @@ type Event struct {
 	// Kind and Detail are a verdict's Claim.
 	Kind   string `json:"kind,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Seq is a send's or recv's sequence number on its link (1, 2, ...),
+	// or 0 when the runtime does not number messages (the networked
+	// runtime does).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // Writer writes a trace. It formats events by hand (no reflection), so
@@ -518,9 +522,16 @@ func (tw *Writer) Verdict(t float64, c Claim) {
 func (tw *Writer) Event(ev Event) {
 	switch ev.Ev {
 	case EvSend:
-		tw.Send(ev.T, ev.Node, ev.To, ev.Msg, ev.Words)
+		b := tw.start(ev.T, EvSend, ev.Node)
+		b = appendField(b, "to", int64(ev.To))
+		b = appendString(b, "msg", ev.Msg)
+		b = appendField(b, "words", int64(ev.Words))
+		tw.end(appendSeq(b, ev.Seq))
 	case EvRecv:
-		tw.Recv(ev.T, ev.Node, ev.From, ev.Msg)
+		b := tw.start(ev.T, EvRecv, ev.Node)
+		b = appendField(b, "from", int64(ev.From))
+		b = appendString(b, "msg", ev.Msg)
+		tw.end(appendSeq(b, ev.Seq))
 	case EvRequest:
 		op := cs.Entry
 		if ev.Op == cs.Exit.String() {
@@ -542,6 +553,14 @@ func (tw *Writer) Event(ev Event) {
 	case EvVerdict:
 		tw.Verdict(ev.T, Claim{Kind: ev.Kind, Detail: ev.Detail})
 	}
+}
+
+// appendSeq appends a "seq" field, unless seq is 0.
+func appendSeq(b []byte, seq uint64) []byte {
+	if seq == 0 {
+		return b
+	}
+	return strconv.AppendUint(append(b, `,"seq":`...), seq, 10)
 }
 
 // Err returns the first write error, if any.

@@ -101,6 +101,32 @@ type Config struct {
 	// Logger receives the refusals and reconnections; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Restore, when not nil, is the state of the channels as the node's
+	// log rebuilt it at a restart; nil starts every channel afresh.
+	Restore *Channels
+}
+
+// Channels is the state of a node's channels that its write-ahead log
+// rebuilds after a restart (docs/network.md, "Durability"): the node
+// replays its logged inputs through its deterministic machine, which
+// sends again what it sent, in the same order, so with the same sequence
+// numbers.
+type Channels struct {
+	// Out[j] is channel Self -> j (Self included): the messages after
+	// sequence number Acked, which the peer may not have confirmed.
+	Out map[cs.ID]Outgoing
+	// In[j] is the highest sequence number of channel j -> Self that the
+	// node logged, so delivered and confirmed (Self's channel is Out's).
+	In map[cs.ID]uint64
+}
+
+// Outgoing is the restored state of one outgoing channel.
+type Outgoing struct {
+	// Acked is a sequence number the peer is known to have confirmed
+	// (for Self's channel: delivered and logged); Queue holds the
+	// messages Acked+1, Acked+2, ...
+	Acked uint64
+	Queue []cs.Message
 }
 
 // Delivery is a message delivered on channel From -> Self, with its
@@ -216,6 +242,9 @@ func New(cfg Config) (*Transport, error) {
 		t.out[id] = &link{t: t, to: id, addr: cfg.Peers[id], wake: make(chan struct{}, 1)}
 		t.in[id] = &inbound{wake: make(chan struct{}, 1)}
 	}
+	if err := t.restore(cfg.Restore); err != nil {
+		return nil, err
+	}
 	t.wg.Add(2 + len(t.out))
 	go t.accept()
 	go t.self.run(t)
@@ -223,6 +252,47 @@ func New(cfg Config) (*Transport, error) {
 		go l.run()
 	}
 	return t, nil
+}
+
+// restore sets the channels' state from r.
+func (t *Transport) restore(r *Channels) error {
+	if r == nil {
+		return nil
+	}
+	for id, o := range r.Out {
+		switch l := t.out[id]; {
+		case id == t.cfg.Self:
+			t.self.queue = slices.Clone(o.Queue)
+			t.self.delivered = o.Acked
+			t.self.seq = o.Acked + uint64(len(o.Queue))
+		case l == nil:
+			return fmt.Errorf("transport: restored channel to P%d, which is not a peer", id)
+		default:
+			l.queue = slices.Clone(o.Queue)
+			l.acked = o.Acked
+			l.highest = o.Acked + uint64(len(o.Queue))
+		}
+	}
+	for id, seq := range r.In {
+		in := t.in[id]
+		if in == nil {
+			return fmt.Errorf("transport: restored channel from P%d, which is not a peer", id)
+		}
+		in.delivered, in.confirmed = seq, seq
+	}
+	return nil
+}
+
+// Acked returns the highest sequence number of channel Self -> to that
+// the peer has acknowledged (confirmed in its own log).
+func (t *Transport) Acked(to cs.ID) uint64 {
+	l := t.out[to]
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acked
 }
 
 // Inbox is the channel of deliveries, in order per sender. The consumer
@@ -774,10 +844,11 @@ func (t *Transport) receive(in *inbound, peer cs.ID, body []byte) error {
 // selfLink is channel Self -> Self: messages go straight to the inbox, in
 // order, from one goroutine, so that Send never blocks.
 type selfLink struct {
-	wake  chan struct{}
-	mu    sync.Mutex
-	queue []cs.Message
-	seq   uint64 // sequence number of the last message queued
+	wake      chan struct{}
+	mu        sync.Mutex
+	queue     []cs.Message
+	seq       uint64 // sequence number of the last message queued
+	delivered uint64 // sequence number of the last message delivered (the run goroutine's)
 }
 
 func (s *selfLink) send(m cs.Message) uint64 {
@@ -792,7 +863,7 @@ func (s *selfLink) send(m cs.Message) uint64 {
 
 func (s *selfLink) run(t *Transport) {
 	defer t.wg.Done()
-	var delivered uint64
+	delivered := s.delivered
 	for {
 		s.mu.Lock()
 		q := s.queue

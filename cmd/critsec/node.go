@@ -5,14 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/node"
+	"github.com/critsec/critsec/trace"
 	"github.com/critsec/critsec/transport"
 )
 
@@ -20,6 +27,11 @@ var nodeFlags struct {
 	config string
 	id     int
 	check  bool
+	fsync  bool
+	ctl    string
+	cut    time.Duration
+	trace  string
+	metr   string
 }
 
 var nodeCmd = &cobra.Command{
@@ -38,9 +50,24 @@ of a test cluster.
 --check reads FILE and the TLS files, prints the problem and the
 configuration's fingerprint, and exits.
 
-This is the runtime's foundation (issue 15): the node serves its peers and
-logs to standard error until SIGINT or SIGTERM; the application API, the
-write-ahead log and metrics are not there yet.
+The node writes every input of its machine to a write-ahead log,
+DATA/node-I/wal, before it acts on it; killed (even with kill -9) and
+started again, it replays the log and goes on as if it had been slow.
+--fsync=false skips the fsync of each group of inputs: the log then
+survives the process's death but not the machine's.
+
+--trace FILE writes, when the node stops, its trace in the common format
+(runtime node, t wall-clock seconds since the Unix epoch), made from its
+log: every input the node committed since its log began, across restarts.
+critsec cluster merges its members' logs the same way.
+
+--metrics ADDR serves Prometheus metrics (messages by kind and peer, state,
+entry and exit waits, reconnections, retransmissions, refusals, fsync
+times) at http://ADDR/metrics; the control socket serves them too.
+
+Applications use the node through its control socket (HTTP and JSON on a
+unix socket, DATA/node-I/ctl.sock unless --ctl): critsec ctl enter, exit,
+status. The node logs to standard error until SIGINT or SIGTERM.
 
 Exit status: 0 stopped by a signal, or --check passed; 2 bad input (the
 configuration, the id, the TLS files); 3 the node stopped on an error.`,
@@ -72,19 +99,53 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-		nd, err := node.Start(cfg, id, node.Options{Logger: log})
+		opts := node.Options{Logger: log, NoSync: !f.fsync}
+		if f.cut > 0 {
+			opts.Transport = func(tc *transport.Config) { tc.Dial = cutConnections(ctx, f.cut) }
+		}
+		nd, err := node.Start(cfg, id, opts)
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1])
+		sock := f.ctl
+		if sock == "" {
+			sock = node.ControlSocket(cfg, id)
+		}
+		ctlErr := make(chan error, 2)
+		go func() { ctlErr <- nd.ServeControl(ctx, sock) }()
+		if f.metr != "" {
+			ln, err := net.Listen("tcp", f.metr)
+			if err != nil {
+				nd.Close()
+				return badInput("node: --metrics %s: %v", f.metr, err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", nd.MetricsHandler())
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+			go func() { <-ctx.Done(); srv.Close() }()
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					ctlErr <- err
+				}
+			}()
+		}
+		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1], "ctl", sock)
 		select {
 		case <-ctx.Done():
 		case <-nd.Done():
+		case err := <-ctlErr:
+			if err != nil {
+				nd.Close()
+				return fmt.Errorf("node: %w", err)
+			}
 		}
 		err = nd.Err()
 		nd.Close()
 		if err != nil && !errors.Is(err, node.ErrClosed) {
 			return fmt.Errorf("node: %w", err)
+		}
+		if f.trace != "" {
+			return writeNodeTrace(cfg, id, f.trace)
 		}
 		return nil
 	},
@@ -94,5 +155,67 @@ func init() {
 	nodeCmd.Flags().StringVar(&nodeFlags.config, "config", "", "the cluster's configuration file (YAML)")
 	nodeCmd.Flags().IntVar(&nodeFlags.id, "id", 0, "this node's process id, 1..n")
 	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
+	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
+	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
+	nodeCmd.Flags().StringVar(&nodeFlags.metr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9101; also on the control socket)")
+	nodeCmd.Flags().StringVar(&nodeFlags.trace, "trace", "", "when the node stops, write its trace (from its log: every run since the log began) to this file")
+	nodeCmd.Flags().DurationVar(&nodeFlags.cut, "cut-every", 0, "fault injection: close one of the connections this node dialed, at random, this often (critsec cluster --chaos)")
 	rootCmd.AddCommand(nodeCmd)
+}
+
+// cutConnections returns a dialer whose connections are closed one at a
+// time, chosen at random, every d until ctx ends: critsec cluster
+// --chaos's connection cuts, which the channels must hide.
+func cutConnections(ctx context.Context, d time.Duration) func(context.Context, string) (net.Conn, error) {
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			mu.Lock()
+			if len(conns) > 0 {
+				i := rand.IntN(len(conns))
+				conns[i].Close()
+				conns = slices.Delete(conns, i, i+1)
+			}
+			mu.Unlock()
+		}
+	}()
+	var dialer net.Dialer
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}
+}
+
+// writeNodeTrace writes node id's trace, made from its log
+// (node.TraceFromLog), to path.
+func writeNodeTrace(cfg *node.Config, id cs.ID, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("node: --trace: %w", err)
+	}
+	tw := trace.NewWriter(f, node.TraceHeader(cfg))
+	_, err = node.TraceFromLog(cfg, id, tw.Event)
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("node: --trace %s: %w", path, err)
+	}
+	return nil
 }

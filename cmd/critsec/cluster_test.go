@@ -1,0 +1,58 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCluster: critsec cluster runs 5 real node processes of raymond,
+// kmutex and gcs with chaos (connections cut by every node every 100 ms,
+// one node killed with SIGKILL and restarted); the merged trace of their
+// logs passes the trace checker, and the clients completed entries.
+func TestCluster(t *testing.T) {
+	d := "4s"
+	if testing.Short() {
+		d = "1500ms"
+	}
+	for _, c := range [][]string{
+		{"--alg", "raymond", "--k", "1"},
+		{"--alg", "kmutex", "--k", "2"},
+		{"--alg", "gcs", "--l", "1", "--k", "3"},
+	} {
+		t.Run(c[1], func(t *testing.T) {
+			args := append([]string{"cluster", "--n", "5", "--duration", d, "--chaos", "--kills", "1", "--cut", "100ms", "--dir", t.TempDir()}, c...)
+			code, out := runCLI(t, args...)
+			if code != 0 || !strings.Contains(out, "trace check: ok") {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			m := regexp.MustCompile(`clients: (\d+) entries`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no entry count:\n%s", out)
+			}
+			if n, _ := strconv.Atoi(m[1]); n < 20 {
+				t.Errorf("only %d entries:\n%s", n, out)
+			}
+			if !strings.Contains(out, "1 kills") {
+				t.Errorf("no kill:\n%s", out)
+			}
+			t.Log("\n" + out)
+		})
+	}
+}
+
+// TestClusterBadInput: bad parameters are one line, exit 2.
+func TestClusterBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"cluster", "--n", "1"},
+		{"cluster", "--alg", "nosuch"},
+		{"cluster", "--alg", "gcs", "--l", "4", "--k", "3"},
+		{"cluster", "--duration", "0s"},
+		{"cluster", "--kills", "99"},
+	} {
+		if code, out := runCLI(t, args...); code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, out)
+		}
+	}
+}

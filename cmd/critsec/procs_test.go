@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/node"
+	"github.com/critsec/critsec/trace"
+)
+
+// TestNodeKilled: real critsec node processes on loopback. P3 asks to
+// enter while P1 holds the critical section, and is killed with SIGKILL
+// while its request waits on its peers; its log's tail is then torn (a
+// partial record appended, as a crash in the middle of a write leaves
+// it). Restarted, P3 cuts the tail off, finds its request pending and
+// enters once P1 leaves. P1 is then killed while InCS and comes back
+// InCS. The merged trace of the three logs passes the trace checker.
+func TestNodeKilled(t *testing.T) {
+	for _, problem := range []string{"alg: raymond\nn: 3\nk: 1\n", "alg: kmutex\nn: 3\nk: 1\n"} {
+		t.Run(strings.SplitN(problem, "\n", 2)[0], func(t *testing.T) {
+			c, err := newProcCluster(t.TempDir(), problem, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for id := cs.ID(1); id <= 3; id++ {
+				if err := c.start(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for id := cs.ID(1); id <= 3; id++ {
+				if err := c.ready(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			do := func(id cs.ID, op string) node.StatusJSON {
+				t.Helper()
+				ctl := c.ctl(id)
+				defer ctl.Close()
+				a, err := ctl.Do(ctx, op, 10*time.Second)
+				if err != nil {
+					t.Fatalf("P%d %s: %v", id, op, err)
+				}
+				return a
+			}
+			// until polls P_id's status until ok says it is what is awaited.
+			until := func(id cs.ID, ok func(node.StatusJSON) bool) node.StatusJSON {
+				t.Helper()
+				for {
+					if a := do(id, "status"); ok(a) {
+						return a
+					}
+					select {
+					case <-ctx.Done():
+						t.Fatalf("P%d: %v", id, ctx.Err())
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}
+			if a := do(1, "enter"); a.State != "InCS" {
+				t.Fatalf("P1 after enter: %+v", a)
+			}
+			go func() { // its answer is lost with the process
+				ctl := c.ctl(3)
+				defer ctl.Close()
+				ctl.Do(ctx, "enter", 10*time.Second)
+			}()
+			// Pending is shown once the call is in the log, and its
+			// messages are sent then: the request is under way.
+			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" })
+			time.Sleep(5 * time.Millisecond)
+			t.Logf("P3 before the kill: %+v", a)
+			c.kill(3)
+			f, err := os.OpenFile(node.LogPath(c.cfg, 3), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte{200, 0, 0, 0, 1, 2, 3}) // a record of 200 bytes, cut short
+			f.Close()
+			if err := c.start(3); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ready(ctx, 3); err != nil {
+				t.Fatal(err)
+			}
+			if a := do(3, "status"); a.State != "OutCS" || a.Pending != "entry" {
+				t.Fatalf("P3 restarted: %+v, want its entry pending", a)
+			}
+			do(1, "exit")
+			until(3, func(a node.StatusJSON) bool { return a.State == "InCS" })
+			do(3, "exit")
+			do(1, "enter")
+			c.kill(1)
+			if err := c.start(1); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ready(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if a := do(1, "status"); a.State != "InCS" || a.Pending != "none" {
+				t.Fatalf("P1 killed InCS, restarted: %+v", a)
+			}
+			do(1, "exit")
+			do(2, "enter")
+			do(2, "exit")
+			c.stop()
+			logs, _ := os.ReadFile(c.dir + "/node-3.log")
+			if !bytes.Contains(logs, []byte("torn_bytes=7")) {
+				t.Errorf("P3's log does not say it cut off a torn tail of 7 bytes:\n%s", logs)
+			}
+			var b bytes.Buffer
+			if _, err := node.WriteClusterTrace(c.cfg, &b); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := trace.Check(&b)
+			if err != nil || rep.Violation != nil {
+				t.Fatalf("merged trace: %v %v", err, rep.Violation)
+			}
+			if rep.Entries[1] != 2 || rep.Entries[2] != 1 || rep.Entries[3] != 1 || rep.Pending != 0 {
+				t.Errorf("merged trace: entries %v, %d pending", rep.Entries, rep.Pending)
+			}
+		})
+	}
+}

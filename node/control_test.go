@@ -1,0 +1,73 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestControl: the control socket's calls and answers: status, enter and
+// exit, an invalid call (409, nothing happens), a timeout (504, the
+// request stays pending, waiting_on names the holder), a bad query (400),
+// a closed node (503).
+func TestControl(t *testing.T) {
+	_, nodes := startClusterConfig(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	ctls := make([]*Control, 2)
+	for i, nd := range nodes {
+		sock := filepath.Join(dir, string(rune('a'+i))+".sock")
+		go nd.ServeControl(ctx, sock)
+		ctls[i] = DialControl(sock)
+		defer ctls[i].Close()
+	}
+	do := func(i int, op string, timeout time.Duration) (StatusJSON, error) {
+		for range 100 { // until the socket is up
+			a, err := ctls[i].Do(ctx, op, timeout)
+			if err == nil || !strings.Contains(err.Error(), "connect") {
+				return a, err
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatal("the control socket never came up")
+		return StatusJSON{}, nil
+	}
+	if a, err := do(0, "status", 0); err != nil || a.State != "OutCS" || a.Pending != "none" || a.Node != 1 {
+		t.Fatalf("status: %+v %v", a, err)
+	}
+	if a, err := do(0, "enter", time.Second); err != nil || a.State != "InCS" {
+		t.Fatalf("enter: %+v %v", a, err)
+	}
+	if a, err := do(0, "enter", time.Second); err == nil || !strings.Contains(err.Error(), "invalid call") || a.State != "InCS" || a.Pending != "none" {
+		t.Errorf("enter while InCS: %+v %v", a, err)
+	}
+	a, err := do(1, "enter", 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "deadline") || a.Pending != "entry" || !slices.Equal(a.WaitingOn, []int{1}) {
+		t.Errorf("enter while P1 holds the CS: %+v %v", a, err)
+	}
+	if _, err := do(0, "exit", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for s := range nodes[1].Watch(ctx) {
+		if s.State.String() == "InCS" {
+			break
+		}
+	}
+	if a, err := do(1, "status", 0); err != nil || a.State != "InCS" || len(a.WaitingOn) != 0 || a.Changes != 1 {
+		t.Errorf("P2 after P1's exit: %+v %v", a, err)
+	}
+	resp, err := ctls[1].c.Post("http://node/exit?timeout=-1s", "", nil)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad timeout: %v %v", resp.Status, err)
+	}
+	resp.Body.Close()
+	nodes[1].Close()
+	if _, err := do(1, "exit", time.Second); err == nil || !strings.Contains(err.Error(), "node closed") {
+		t.Errorf("exit on a closed node: %v", err)
+	}
+}

@@ -1,0 +1,231 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
+	"github.com/critsec/critsec/transport"
+)
+
+// The records of a node's write-ahead log (package wal), one byte of type
+// then varints and length-prefixed strings:
+//
+//	'H' id, count, (name, digest)...   first record: whose log, under which configuration
+//	'C' t, op                          a call of Entry (1) or Exit (2) the machine took
+//	'D' t, from, seq, kind, encoding   message seq of channel from -> id, delivered to the machine
+//	'A' to, seq                        the peer confirmed channel id -> to up to seq
+//
+// The machine is deterministic, so the 'C' and 'D' records in order
+// rebuild its state and, with it, every message it sent, in the same
+// order and so with the same sequence numbers. 'A' records only let the
+// replay forget messages the peer already has. t is the wall-clock time
+// the machine took the input (Unix nanoseconds), for traces
+// (TraceFromLog).
+const (
+	recHeader  = 'H'
+	recCall    = 'C'
+	recDeliver = 'D'
+	recAcked   = 'A'
+)
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendHeader(b []byte, id cs.ID, fp transport.Fingerprint) []byte {
+	b = binary.AppendUvarint(append(b, recHeader), uint64(id))
+	b = binary.AppendUvarint(b, uint64(len(fp)))
+	for _, f := range fp {
+		b = appendString(appendString(b, f.Name), f.Digest)
+	}
+	return b
+}
+
+func appendCall(b []byte, t int64, op cs.Op) []byte {
+	return append(binary.AppendVarint(append(b, recCall), t), byte(op))
+}
+
+func appendDeliver(b []byte, t int64, d transport.Delivery) []byte {
+	b = binary.AppendUvarint(binary.AppendVarint(append(b, recDeliver), t), uint64(d.From))
+	b = binary.AppendUvarint(b, d.Seq)
+	return d.Msg.AppendBinary(appendString(b, d.Msg.Kind()))
+}
+
+func appendAcked(b []byte, to cs.ID, seq uint64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(append(b, recAcked), uint64(to)), seq)
+}
+
+// replay rebuilds a node's machine and channels from its log's records.
+type replay struct {
+	id      cs.ID
+	n       int
+	fp      transport.Fingerprint
+	machine cs.Machine
+	decode  cs.Decoder
+	eff     cs.Effects
+
+	// event, when not nil, receives the inputs and their effects as
+	// trace events (TraceFromLog), with t in seconds since the Unix epoch.
+	event func(trace.Event)
+	t     int64 // the last input's time, never decreasing
+
+	records int
+	state   cs.State
+	out     map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
+	in      map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
+}
+
+func newReplay(id cs.ID, n int, fp transport.Fingerprint, m cs.Machine, dec cs.Decoder) *replay {
+	r := &replay{id: id, n: n, fp: fp, machine: m, decode: dec, state: m.State(),
+		out: map[cs.ID]*transport.Outgoing{}, in: map[cs.ID]uint64{}}
+	for j := 1; j <= n; j++ {
+		r.out[cs.ID(j)] = &transport.Outgoing{}
+	}
+	return r
+}
+
+// channels returns the channels' state for transport.Config.Restore.
+func (r *replay) channels() *transport.Channels {
+	c := &transport.Channels{Out: map[cs.ID]transport.Outgoing{}, In: map[cs.ID]uint64{}}
+	for j, o := range r.out {
+		c.Out[j] = *o
+		if j != r.id {
+			c.In[j] = r.in[j]
+		}
+	}
+	return c
+}
+
+// record takes one record of the log.
+func (r *replay) record(b []byte) error {
+	r.records++
+	rd := cs.NewReader(b)
+	typ := rd.Byte()
+	if r.records == 1 {
+		if typ != recHeader {
+			return errors.New("the log does not start with its header: not a node's log")
+		}
+		return r.header(rd)
+	}
+	switch typ {
+	case recCall:
+		r.setTime(rd.Int())
+		op := cs.Op(rd.Byte())
+		if err := rd.Done("call"); err != nil {
+			return err
+		}
+		if op != cs.Entry && op != cs.Exit {
+			return fmt.Errorf("a call of %v, not entry or exit", op)
+		}
+		return r.step(cs.Call(op), 0)
+	case recDeliver:
+		r.setTime(rd.Int())
+		from, seq, kind := cs.ID(rd.Uint()), rd.Uint(), string(rd.Bytes())
+		enc := rd.Rest()
+		if err := rd.Err(); err != nil {
+			return fmt.Errorf("a delivery: %w", err)
+		}
+		if from < 1 || int(from) > r.n {
+			return fmt.Errorf("a delivery from P%d, not a member", from)
+		}
+		if from == r.id {
+			o := r.out[from]
+			if seq != o.Acked+1 || len(o.Queue) == 0 {
+				return fmt.Errorf("delivery %d from P%d itself, which sent %d", seq, from, o.Acked+uint64(len(o.Queue)))
+			}
+			o.Queue, o.Acked = o.Queue[1:], seq
+		} else {
+			if seq != r.in[from]+1 {
+				return fmt.Errorf("delivery %d from P%d after %d", seq, from, r.in[from])
+			}
+			r.in[from] = seq
+		}
+		m, err := r.decode(kind, enc)
+		if err != nil {
+			return err
+		}
+		return r.step(cs.Deliver(from, m), seq)
+	case recAcked:
+		to, seq := cs.ID(rd.Uint()), rd.Uint()
+		if err := rd.Done("acknowledgement"); err != nil {
+			return err
+		}
+		o := r.out[to]
+		if o == nil || to == r.id {
+			return fmt.Errorf("an acknowledgement from P%d, not a peer", to)
+		}
+		if seq > o.Acked+uint64(len(o.Queue)) {
+			return fmt.Errorf("P%d acknowledged %d messages, but %d were sent", to, seq, o.Acked+uint64(len(o.Queue)))
+		}
+		if seq > o.Acked {
+			o.Queue, o.Acked = o.Queue[seq-o.Acked:], seq
+		}
+		return nil
+	}
+	return fmt.Errorf("record type %q unknown", typ)
+}
+
+// header checks the log's first record against this node and
+// configuration.
+func (r *replay) header(rd *cs.Reader) error {
+	id := cs.ID(rd.Uint())
+	c := rd.Uint()
+	if rd.Err() == nil && c > 1<<10 {
+		rd.Fail("too many fields")
+	}
+	var fp transport.Fingerprint
+	for range c {
+		fp = append(fp, transport.Field{Name: string(rd.Bytes()), Digest: string(rd.Bytes())})
+	}
+	if err := rd.Done("header"); err != nil {
+		return err
+	}
+	if id != r.id {
+		return fmt.Errorf("this is node %d's log, not node %d's: check --id and the data directory", id, r.id)
+	}
+	if f := r.fp.Diff(fp); f != "" {
+		return fmt.Errorf("the log was written under another cluster configuration (field %s differs): "+
+			"a node cannot change the problem it runs; use a new data directory for a new cluster", f)
+	}
+	return nil
+}
+
+func (r *replay) setTime(t int64) { r.t = max(r.t, t) }
+
+// step gives in to the machine and takes its effects; seq is a
+// delivery's sequence number on its channel.
+func (r *replay) step(in cs.Input, seq uint64) error {
+	if err := r.eff.Step(r.machine, in); err != nil {
+		return fmt.Errorf("the machine refuses the logged %s: %w", in, err)
+	}
+	t := float64(r.t) / 1e9
+	if r.event != nil {
+		if in.Kind == cs.InReceive {
+			r.event(trace.Event{T: t, Ev: trace.EvRecv, Node: r.id, From: in.From, Msg: in.Msg.Kind(), Seq: seq})
+		} else {
+			r.event(trace.Event{T: t, Ev: trace.EvRequest, Node: r.id, Op: in.Op().String()})
+		}
+	}
+	for _, e := range r.eff.List {
+		if e.IsSend() {
+			o := r.out[e.To]
+			if o == nil {
+				return fmt.Errorf("the machine sends %s to P%d, not a member", e.Msg.Kind(), e.To)
+			}
+			o.Queue = append(o.Queue, e.Msg)
+			if r.event != nil {
+				r.event(trace.Event{T: t, Ev: trace.EvSend, Node: r.id, To: e.To, Msg: e.Msg.Kind(), Words: e.Msg.Words(),
+					Seq: o.Acked + uint64(len(o.Queue))})
+			}
+			continue
+		}
+		r.state = e.State
+		if r.event != nil {
+			r.event(trace.Event{T: t, Ev: trace.EvState, Node: r.id, State: e.State.String()})
+		}
+	}
+	return nil
+}
