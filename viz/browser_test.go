@@ -225,6 +225,29 @@ func hover(ctx context.Context, t *testing.T, selector string) string {
 // load and draw in headless Chromium (docs/viz.md records a run on a
 // million-event trace). It is a measurement, not a check: it runs only
 // when the variable is set.
+// TestBrowserWallClock: a node trace's times are seconds since 1970; the
+// page labels its axis with offsets from the first event (0, 0.001, ...),
+// not with ten-digit times that all look alike.
+func TestBrowserWallClock(t *testing.T) {
+	ctx := browser(t)
+	url := writePage(t, t.ArtifactDir(), "testdata/node.jsonl")
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	ticks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("text.tick")].map((e) => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ticks) < 2 || ticks[0] != "0" {
+		t.Fatalf("axis ticks %q, want offsets from the first event starting at 0", ticks)
+	}
+	for _, tk := range ticks {
+		if len(tk) > 8 {
+			t.Errorf("tick label %q: want a short offset (seconds since the first event)", tk)
+		}
+	}
+}
+
 func TestBrowserLoadTime(t *testing.T) {
 	page := os.Getenv("CRITSEC_VIZ_PAGE")
 	if page == "" {

@@ -12,6 +12,10 @@
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const fmt = (t) => (Number.isInteger(t) ? String(t) : Number(t.toPrecision(6)).toString());
+  // Wall-clock traces (runtime node: seconds since 1970) show times as
+  // offsets from the trace's first event; the others show t as it is.
+  const ORIGIN = D.t0 > 1e6 && D.t0 > 1000 * (D.t1 - D.t0) ? D.t0 : 0;
+  const fmtT = (t) => fmt(Number((t - ORIGIN).toPrecision(12)));
 
   // ---- message kinds, grouped by prefix ("lmin.mx.REQUEST" -> "lmin.mx")
   const groups = [], groupOf = [], colour = [];
@@ -114,7 +118,8 @@
   parts.push(D.events + " events");
   $("summary").textContent = parts.join(" · ");
   const notes = [];
-  if (D.truncated || D.first > 0) notes.push("Detail window: events " + (D.first + 1) + "–" + (D.first + E.length) + " of " + D.events + " (t " + fmt(tw0) + "–" + fmt(tw1) + "); the chart's band covers the whole trace. Choose another window with critsec viz --from T --window N.");
+  if (ORIGIN) notes.push("Times are seconds since the first event, at wall-clock t = " + ORIGIN + " (" + new Date(ORIGIN * 1000).toISOString() + "); critsec viz --from takes the trace's own t.");
+  if (D.truncated || D.first > 0) notes.push("Detail window: events " + (D.first + 1) + "–" + (D.first + E.length) + " of " + D.events + " (t " + fmtT(tw0) + "–" + fmtT(tw1) + "); the chart's band covers the whole trace. Choose another window with critsec viz --from T --window N.");
   if (H.n > lines) notes.push("Lines drawn: P1–P" + lines + " of " + H.n + " (critsec viz --lines).");
   const noteBase = notes.join(" ");
 
@@ -164,7 +169,7 @@
     const s = ["P" + p + " sends " + kind + " to P" + o, "P" + p + " receives " + kind + " from P" + o,
       "P" + p + " requests entry", "P" + p + " requests exit", "P" + p + " becomes InCS", "P" + p + " becomes OutCS",
       "P" + p + " crashes", "P" + p + " suspects P" + o, "the run's verdict" + (vio && vio.kind ? ": " + vio.kind : "")][ty];
-    return "event " + (D.first + i + 1) + " (t=" + fmt(t) + "): " + s;
+    return "event " + (D.first + i + 1) + " (t=" + fmtT(t) + "): " + s;
   }
 
   function axis(svg, y, h) {
@@ -173,11 +178,13 @@
     if (span / stepT > 16) stepT *= 2;
     if (span / stepT > 16) stepT *= 2.5;
     let s = "";
-    for (let t = Math.ceil(v0 / stepT) * stepT; t <= v1; t += stepT) {
-      const x = xOf(t);
+    // Ticks at multiples of stepT from ORIGIN, labelled by the multiple
+    // itself (t - ORIGIN would carry the wall clock's rounding error).
+    for (let k = Math.ceil((v0 - ORIGIN) / stepT); ORIGIN + k * stepT <= v1; k++) {
+      const t = ORIGIN + k * stepT, x = xOf(t);
       if (x < LEFT || x > w - RIGHT) continue;
       s += "<line class=grid x1=" + x + " x2=" + x + " y1=" + y + " y2=" + (y + h) + " />";
-      s += "<text class=tick x=" + x + " y=" + (y - 4) + " text-anchor=middle>" + fmt(Number(t.toPrecision(12))) + "</text>";
+      s += "<text class=tick x=" + x + " y=" + (y - 4) + " text-anchor=middle>" + fmt(Number((k * stepT).toPrecision(12))) + "</text>";
     }
     return s;
   }
@@ -205,15 +212,15 @@
       if (v.p > lines || (v.ia >= 0 && !shown(v.ia))) return;
       const [a, b] = clip(v.a, v.b, v.ib);
       if (!visible(a, b) || b < a) return;
-      const end = v.b !== null && shown(v.ib) ? "exit at t=" + fmt(v.b) : "still InCS";
-      const tip = "P" + v.p + " InCS from t=" + (v.ia < 0 ? fmt(v.a) + " (before the window)" : fmt(v.a)) + ", " + end + (v.b !== null && shown(v.ib) ? " (" + fmt(v.b - v.a) + ")" : "");
+      const end = v.b !== null && shown(v.ib) ? "exit at t=" + fmtT(v.b) : "still InCS";
+      const tip = "P" + v.p + " InCS from t=" + (v.ia < 0 ? fmtT(v.a) + " (before the window)" : fmtT(v.a)) + ", " + end + (v.b !== null && shown(v.ib) ? " (" + fmt(v.b - v.a) + ")" : "");
       s += "<rect class=cs data-tip='" + esc(tip) + "' x=" + xOf(a) + " y=" + (yOf(v.p) - ROW * 0.3) + " width=" + Math.max(2, xOf(b) - xOf(a)) + " height=" + ROW * 0.6 + " />";
     });
     waits.forEach((v) => {
       if (v.p > lines || !shown(v.ia)) return;
       const [a, b] = clip(v.a, v.b, v.ib);
       if (!visible(a, b) || b < a) return;
-      const tip = "P" + v.p + " waits in " + v.op + " from t=" + fmt(v.a) + (v.b !== null && shown(v.ib) ? " to t=" + fmt(v.b) : ", still waiting");
+      const tip = "P" + v.p + " waits in " + v.op + " from t=" + fmtT(v.a) + (v.b !== null && shown(v.ib) ? " to t=" + fmtT(v.b) : ", still waiting");
       s += "<line class=wait data-tip='" + esc(tip) + "' x1=" + xOf(a) + " x2=" + Math.max(xOf(a) + 2, xOf(b)) + " y1=" + (yOf(v.p) + ROW * 0.36) + " y2=" + (yOf(v.p) + ROW * 0.36) + " />";
     });
     // messages, level of detail: at most MAXDRAW arrows
@@ -231,8 +238,8 @@
       const [m, a, b] = vis[j];
       const transit = m.tr === null || !shown(m.r);
       const y1 = m.from <= lines ? yOf(m.from) : DH - 4, y2 = m.to <= lines ? yOf(m.to) : DH - 4;
-      const tip = D.kinds[m.k] + "  P" + m.from + " → P" + m.to + "\nsent " + (m.ts === null ? "before the window" : "t=" + fmt(m.ts)) +
-        (transit ? ", in transit" : ", received t=" + fmt(m.tr) + (m.ts === null ? "" : " (" + fmt(m.tr - m.ts) + " later)"));
+      const tip = D.kinds[m.k] + "  P" + m.from + " → P" + m.to + "\nsent " + (m.ts === null ? "before the window" : "t=" + fmtT(m.ts)) +
+        (transit ? ", in transit" : ", received t=" + fmtT(m.tr) + (m.ts === null ? "" : " (" + fmt(m.tr - m.ts) + " later)"));
       const xa = xOf(a), xb = Math.max(xa + 0.01, xOf(b));
       const attrs = "class='msg" + (transit ? " transit" : "") + "' data-kind='" + esc(D.kinds[m.k]) + "' data-tip='" + esc(tip) + "' stroke='" + colour[m.k] + "' marker-end='url(#ah" + m.k + ")'";
       if (y1 === y2) { // a message to itself (or between hidden lines): an arc above the line
@@ -426,7 +433,7 @@
       let t = ev.target.dataset ? ev.target.dataset.tip : null;
       if (ev.target.id === "chart-hit") {
         const at = tOf(ev.clientX - svg.getBoundingClientRect().left);
-        t = boundsOf().name + " = " + valueAt(at) + " at t=" + fmt(at) + (at < tw0 || at > tw1 ? " (outside the detail window: see the band)" : "");
+        t = boundsOf().name + " = " + valueAt(at) + " at t=" + fmtT(at) + (at < tw0 || at > tw1 ? " (outside the detail window: see the band)" : "");
       }
       if (drag) {
         const dt = ((ev.clientX - drag.x) / (width() - LEFT - RIGHT)) * (drag.v1 - drag.v0);
