@@ -10,9 +10,10 @@ import (
 )
 
 // Run is one simulation of a study: an algorithm on a problem instance under
-// a workload, in the timing model of section 3.3 of the global (l,k)-CS
-// paper (transit Tt = 1, no local cost: Ts = Tr = 0), with constant or
-// exponential transit times (Common.TransitDist).
+// a workload, by default in the timing model of section 3.3 of the global
+// (l,k)-CS paper (transit Tt = 1, no local cost: Ts = Tr = 0), with
+// constant or exponential transit times (Common.TransitDist); Ts, Tr and
+// Tt give the token K-mutex paper's costs instead.
 type Run struct {
 	// Label names the line the run belongs to in tables and plots; Load,
 	// when set, names its workload (the local study's loads).
@@ -38,6 +39,14 @@ type Run struct {
 	// instead of an error: for studies that run published algorithms
 	// known to break (lkcs-paper).
 	KeepViolations bool
+	// Options are the algorithm's own options by name, as text
+	// (alg.Spec.Options); nil gives their defaults.
+	Options map[string]string
+	// Ts and Tr are the processor times per message copy sent and per
+	// message received, Tt the transit time (the token K-mutex paper's
+	// section 4, sim.Config); Tt = 0 means 1, the unit every other study
+	// uses.
+	Ts, Tr, Tt float64
 	Common
 }
 
@@ -95,9 +104,13 @@ func (r Run) Simulate() (Outcome, error) {
 			out.Sizes = append(out.Sizes, len(ns)+1)
 		}
 	}
+	tt := r.Tt
+	if tt == 0 {
+		tt = 1
+	}
 	res, err := sim.Run(sim.Config{
 		Machines: ms, Property: pr.Property,
-		Lambda: r.Lambda, E: r.E, Tt: 1, TransitDist: r.TransitDist,
+		Lambda: r.Lambda, E: r.E, Ts: r.Ts, Tr: r.Tr, Tt: tt, TransitDist: r.TransitDist,
 		Entries: r.Entries, Drain: true, Seed: r.Seed,
 	})
 	if err != nil {
@@ -125,6 +138,7 @@ func (r Run) resolve() (*alg.Problem, error) {
 	if a.Quorums {
 		spec.Coterie = r.Coterie
 	}
+	spec.Options = r.Options
 	return alg.Resolve(spec)
 }
 
