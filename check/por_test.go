@@ -1,0 +1,130 @@
+package check_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/alg/lkcs"
+	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/property"
+)
+
+// agreeWithReduction runs cfg depth-first without and with partial-order
+// reduction and fails unless the verdicts and violation kinds agree, the
+// reduced run has no more states, and its counterexample replays on the
+// unreduced model. It returns both results.
+func agreeWithReduction(t *testing.T, name string, cfg check.Config) (full, reduced check.Result) {
+	t.Helper()
+	cfg.DepthFirst = true
+	full = mustRun(t, cfg)
+	cfg.PartialOrder = true
+	reduced = mustRun(t, cfg)
+	t.Logf("%s: %s %d states without, %s %d states with the reduction", name, full.Verdict, full.States, reduced.Verdict, reduced.States)
+	if full.Verdict != reduced.Verdict {
+		t.Errorf("%s: %s without the reduction (%+v), %s with it (%+v, %s)", name, full.Verdict, full.Violation, reduced.Verdict, reduced.Violation, reduced.Reason)
+		return
+	}
+	if full.Verdict == check.OK && reduced.States > full.States {
+		t.Errorf("%s: %d states with the reduction, %d without", name, reduced.States, full.States)
+	}
+	if full.Verdict != check.Violated {
+		return
+	}
+	if full.Violation.Kind != reduced.Violation.Kind {
+		t.Errorf("%s: a %s violation without the reduction, %s with it (%s)", name, full.Violation.Kind, reduced.Violation.Kind, reduced.Violation.Detail)
+	}
+	cfg.PartialOrder = false
+	if _, v, err := check.Replay(cfg, check.Actions(reduced.Violation.Path)); err != nil || (reduced.Violation.Kind != check.KindDeadlock && (v == nil || v.Kind != reduced.Violation.Kind)) {
+		t.Errorf("%s: the reduced run's counterexample does not replay on the whole model: %v %+v", name, err, v)
+	}
+	return full, reduced
+}
+
+// TestPartialOrderAgrees: with and without partial-order reduction, every
+// registered algorithm at n = 3 gets the same verdict with its own bounds
+// (ok, or the violation the paper variant is known for) and with an upper
+// bound one lower (a bounds violation), as in TestRegistry.
+func TestPartialOrderAgrees(t *testing.T) {
+	const n = 3
+	for _, a := range alg.All() {
+		spec := a.SpecFor(n, 1, 2)
+		if a.Quorums {
+			spec.Quorums = testnet.Arcs(n)
+		}
+		pr, err := alg.Resolve(spec)
+		if errors.Is(err, lkcs.ErrAssumptions) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", a.Name, err)
+		}
+		ms, err := pr.Machines()
+		if err != nil {
+			t.Fatalf("%s: %v", a.Name, err)
+		}
+		budget := 2
+		if testing.Short() && (a.Quorums || a.Local) {
+			budget = 1
+		}
+		cfg := check.Config{Machines: ms, Property: pr.Property, Budget: budget}
+		agreeWithReduction(t, a.Name, cfg)
+		p := pr.Params
+		lo, hi := pr.Property.GlobalBounds()
+		switch {
+		case a.Local:
+			ks := make([]int, n)
+			for i := range ks {
+				ks[i] = max(p.Ki[i]-1, p.Li[i])
+			}
+			if cfg.Property, err = property.Local(p.Neighbors, p.Li, ks); err != nil {
+				t.Fatal(err)
+			}
+		case hi-1 < lo:
+			continue
+		default:
+			cfg.Property = global(t, n, lo, hi-1)
+		}
+		agreeWithReduction(t, a.Name+" hi-1", cfg)
+	}
+}
+
+// TestPartialOrderKeepsCounterexamples: the known counterexamples
+// (docs/global-lk-cs.md, docs/local-lk-cs.md, docs/fault-tolerance.md,
+// docs/traces/) are still found with the reduction, of the same kind.
+func TestPartialOrderKeepsCounterexamples(t *testing.T) {
+	intp := func(v int) *int { return &v }
+	cases := []struct {
+		name    string
+		spec    alg.Spec
+		budget  int
+		crashes int
+		kind    string
+	}{
+		{"gcs-paper n=4 majority (MUTIN's deadlock)", alg.Spec{Alg: "gcs-paper", N: 4, L: intp(1), K: intp(2), Coterie: "majority"}, 2, 0, check.KindDeadlock},
+		{"maekawa-paper grid(4)", alg.Spec{Alg: "maekawa-paper", N: 4, Coterie: "grid"}, 2, 0, check.KindDeadlock},
+		{"lmutin-paper path:2", alg.Spec{Alg: "lmutin-paper", Topology: "path:2", L: intp(1)}, 2, 0, check.KindError},
+		{"lkcs-paper bowtie", alg.Spec{Alg: "lkcs-paper", Topology: "../alg/testdata/bowtie.edges", L: intp(0), K: intp(3)}, 1, 0, check.KindDeadlock},
+		{"raymond n=3 k=2 2 crashes", alg.Spec{Alg: "raymond", N: 3, K: intp(2)}, 2, 2, check.KindDeadlock},
+		{"raymond n=4 k=2 2 crashes", alg.Spec{Alg: "raymond", N: 4, K: intp(2)}, 2, 2, check.KindDeadlock},
+	}
+	for _, c := range cases {
+		pr, err := alg.Resolve(c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ms, err := pr.Machines()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := check.Config{Machines: ms, Property: pr.Property, Budget: c.budget, Crashes: c.crashes, MaxStates: 5_000_000}
+		full, reduced := agreeWithReduction(t, c.name, cfg)
+		if full.Verdict != check.Violated || full.Violation.Kind != c.kind {
+			t.Errorf("%s without the reduction: %s %+v, want a %s violation", c.name, full.Verdict, full.Violation, c.kind)
+		}
+		if reduced.Verdict != check.Violated || reduced.Violation.Kind != c.kind {
+			t.Errorf("%s with the reduction: %s %+v, want a %s violation", c.name, reduced.Verdict, reduced.Violation, c.kind)
+		}
+	}
+}
