@@ -1,13 +1,11 @@
 package check_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/critsec/critsec/alg"
-	"github.com/critsec/critsec/alg/lkcs"
 	"github.com/critsec/critsec/check"
-	"github.com/critsec/critsec/internal/testnet"
+	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
 )
 
@@ -48,6 +46,20 @@ func agreeWithReduction(t *testing.T, name string, cfg check.Config) (full, redu
 	return full, reduced
 }
 
+// resolved returns the machines and property of spec.
+func resolved(t *testing.T, spec alg.Spec) ([]cs.Machine, *property.Property) {
+	t.Helper()
+	pr, err := alg.Resolve(spec)
+	if err != nil {
+		t.Fatalf("%s: %v", spec.Alg, err)
+	}
+	ms, err := pr.Machines()
+	if err != nil {
+		t.Fatalf("%s: %v", spec.Alg, err)
+	}
+	return ms, pr.Property
+}
+
 // TestPartialOrderAgrees: with and without partial-order reduction, every
 // registered algorithm at n = 3 gets the same verdict with its own bounds
 // (ok, or the violation the paper variant is known for) and with an upper
@@ -55,16 +67,9 @@ func agreeWithReduction(t *testing.T, name string, cfg check.Config) (full, redu
 func TestPartialOrderAgrees(t *testing.T) {
 	const n = 3
 	for _, a := range alg.All() {
-		spec := a.SpecFor(n, 1, 2)
-		if a.Quorums {
-			spec.Quorums = testnet.Arcs(n)
-		}
-		pr, err := alg.Resolve(spec)
-		if errors.Is(err, lkcs.ErrAssumptions) {
+		pr := problemAt(t, a, n)
+		if pr == nil {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", a.Name, err)
 		}
 		ms, err := pr.Machines()
 		if err != nil {
@@ -116,15 +121,8 @@ func TestPartialOrderKeepsCounterexamples(t *testing.T) {
 		{"raymond n=4 k=2 2 crashes", alg.Spec{Alg: "raymond", N: 4, K: intp(2)}, 2, 2, check.KindDeadlock},
 	}
 	for _, c := range cases {
-		pr, err := alg.Resolve(c.spec)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		ms, err := pr.Machines()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := check.Config{Machines: ms, Property: pr.Property, Budget: c.budget, Crashes: c.crashes, MaxStates: 5_000_000}
+		ms, prop := resolved(t, c.spec)
+		cfg := check.Config{Machines: ms, Property: prop, Budget: c.budget, Crashes: c.crashes, MaxStates: 5_000_000}
 		full, reduced := agreeWithReduction(t, c.name, cfg)
 		if full.Verdict != check.Violated || full.Violation.Kind != c.kind {
 			t.Errorf("%s without the reduction: %s %+v, want a %s violation", c.name, full.Verdict, full.Violation, c.kind)
@@ -147,23 +145,20 @@ func TestPartialOrderWithFaults(t *testing.T) {
 		crashes int
 		det     check.Detector
 		want    check.Verdict
+		long    bool // skipped under -short
 	}{
-		{"raymond n=3 S (cycles)", alg.Spec{Alg: "raymond", N: 3, K: intp(2)}, 0, check.Strong{}, check.OK},
-		{"raymond n=3 1 crash P", alg.Spec{Alg: "raymond", N: 3, K: intp(2)}, 1, check.Perfect{}, check.OK},
-		{"ftraymond n=3 k=2 T", alg.Spec{Alg: "ftraymond", N: 3, K: intp(2)}, 0, check.Trusting{}, check.OK},
-		{"ftraymond n=3 k=2 1 crash T", alg.Spec{Alg: "ftraymond", N: 3, K: intp(2)}, 1, check.Trusting{}, check.OK},
-		{"ftraymond n=3 k=1 S", alg.Spec{Alg: "ftraymond", N: 3, K: intp(1)}, 0, check.Strong{}, check.Violated},
+		{"raymond n=3 S (cycles)", alg.Spec{Alg: "raymond", N: 3, K: intp(2)}, 0, check.Strong{}, check.OK, false},
+		{"raymond n=3 1 crash P", alg.Spec{Alg: "raymond", N: 3, K: intp(2)}, 1, check.Perfect{}, check.OK, false},
+		{"ftraymond n=3 k=2 T", alg.Spec{Alg: "ftraymond", N: 3, K: intp(2)}, 0, check.Trusting{}, check.OK, false},
+		{"ftraymond n=3 k=2 1 crash T", alg.Spec{Alg: "ftraymond", N: 3, K: intp(2)}, 1, check.Trusting{}, check.OK, true},
+		{"ftraymond n=3 k=1 S", alg.Spec{Alg: "ftraymond", N: 3, K: intp(1)}, 0, check.Strong{}, check.Violated, true},
 	}
 	for _, c := range cases {
-		pr, err := alg.Resolve(c.spec)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+		if c.long && testing.Short() {
+			continue
 		}
-		ms, err := pr.Machines()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := check.Config{Machines: ms, Property: pr.Property, Budget: 2, Crashes: c.crashes, Detector: c.det}
+		ms, prop := resolved(t, c.spec)
+		cfg := check.Config{Machines: ms, Property: prop, Budget: 2, Crashes: c.crashes, Detector: c.det}
 		full, reduced := agreeWithReduction(t, c.name, cfg)
 		if full.Verdict != c.want {
 			t.Errorf("%s: %s %+v, want %s", c.name, full.Verdict, full.Violation, c.want)
