@@ -54,7 +54,9 @@ the calls and messages it gets, and that no pending request is deadlocked.
 The result is ok, violation (with a shortest path; --trace writes it as a
 trace), or incomplete (a limit was hit: never ok). --search dfs explores
 depth-first with far less memory (same verdicts, counterexamples not
-necessarily shortest). See docs/checker.md.
+necessarily shortest); with it, --reduce por explores only an ample subset
+of the actions where one is provably enough (partial-order reduction: same
+verdicts, fewer states). See docs/checker.md.
 
 Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 		Args: cobra.NoArgs,
