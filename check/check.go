@@ -103,6 +103,12 @@ type Config struct {
 	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
 	// counterexample is not necessarily a shortest one; one goroutine.
 	DepthFirst bool
+	// PartialOrder makes the depth-first search explore, in each state, only
+	// an ample subset of the enabled actions when one exists (por.go;
+	// docs/checker.md, "Partial-order reduction"): every reachable deadlock
+	// and every bounds, convention or error violation is still found, with
+	// fewer states and transitions. Needs DepthFirst.
+	PartialOrder bool
 	// ExpectedStates sizes the depth-first visited set up front for this
 	// many states (0: it starts small and doubles), which avoids the
 	// transient of copying a large table into one twice its size.
@@ -261,6 +267,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: Timeout = %v is out of range: need >= 0 (0: none)", c.Timeout)
 	case c.Workers < 0 || c.Workers > 256:
 		return fmt.Errorf("check: Workers = %d is out of range: need 0 <= Workers <= 256", c.Workers)
+	case c.PartialOrder && !c.DepthFirst:
+		return fmt.Errorf("check: PartialOrder needs DepthFirst (its cycle proviso uses the depth-first stack)")
 	case c.DeadlockStates < 0:
 		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
 	}

@@ -11,6 +11,7 @@ type frame struct {
 	acts []Action
 	next int    // index in acts of the next action to try
 	code uint32 // the action (actCode) that led to s; noAction at the root
+	fp   fingerprint
 }
 
 // runDFS explores the same state graph as run, depth-first, in the same
@@ -33,12 +34,21 @@ func (e *explorer) runDFS() Result {
 	}
 	var stack []frame
 	var undecidedProb *problem
-	// enter pushes s (reached by code) or, when nothing is enabled in it,
-	// decides its pending requests; it returns a violation found there.
-	enter := func(s *gstate, code uint32) *Violation {
+	// onStack counts the states of the stack by fingerprint: the cycle
+	// proviso of the partial-order reduction (por.go).
+	onStack := map[fingerprint]int{}
+	isOnStack := func(fp fingerprint) bool { return onStack[fp] > 0 }
+	// enter pushes s (reached by code, fingerprint fp) or, when nothing is
+	// enabled in it, decides its pending requests; it returns a violation
+	// found there.
+	enter := func(s *gstate, code uint32, fp fingerprint) *Violation {
 		acts := st.actions(s, nil)
 		if len(acts) > 0 {
-			stack = append(stack, frame{s: s, acts: acts, code: code})
+			if e.cfg.PartialOrder {
+				onStack[fp]++ // a self-loop is a cycle too
+				acts = w.ample(s, acts, isOnStack)
+			}
+			stack = append(stack, frame{s: s, acts: acts, code: code, fp: fp})
 			res.Depth = max(res.Depth, len(stack))
 			return nil
 		}
@@ -57,13 +67,18 @@ func (e *explorer) runDFS() Result {
 		}
 		return nil
 	}
-	if v := enter(e.root, noAction); v != nil {
+	if v := enter(e.root, noAction, fingerprintOf(e.root)); v != nil {
 		res.Verdict, res.Violation = Violated, v
 		return res
 	}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.next == len(top.acts) {
+			if e.cfg.PartialOrder {
+				if onStack[top.fp]--; onStack[top.fp] == 0 {
+					delete(onStack, top.fp)
+				}
+			}
 			stack[len(stack)-1] = frame{}
 			stack = stack[:len(stack)-1]
 			continue
@@ -105,7 +120,7 @@ func (e *explorer) runDFS() Result {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, res.States)
 			return res
 		}
-		if v := enter(st.materialize(), actCode(a)); v != nil {
+		if v := enter(st.materialize(), actCode(a), fp); v != nil {
 			res.Verdict, res.Violation = Violated, v
 			return res
 		}

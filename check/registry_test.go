@@ -16,6 +16,26 @@ import (
 // (docs/local-lk-cs.md).
 var brokenAtThree = map[string]string{"lmutin-paper": check.KindError, "lmutex-paper": check.KindError}
 
+// problemAt states a's problem on n processes as TestRegistry checks it
+// (l = 1, k = 2 where a takes them, the arc quorums Q_i = {P_i, ...,
+// P_(i+n/2)}), or returns nil when a does not run on n processes.
+func problemAt(t *testing.T, a alg.Algorithm, n int) *alg.Problem {
+	t.Helper()
+	spec := a.SpecFor(n, 1, 2)
+	if a.Quorums {
+		spec.Quorums = testnet.Arcs(n)
+	}
+	pr, err := alg.Resolve(spec)
+	if errors.Is(err, lkcs.ErrAssumptions) {
+		t.Logf("%s: does not run on %d processes: %v", a.Name, n, err)
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", a.Name, err)
+	}
+	return pr
+}
+
 // TestRegistry runs the checker on every registered algorithm at a size
 // that takes seconds: the algorithm's own bounds must hold (ok), and an
 // upper bound one lower than it promises (every k_i one lower, for a
@@ -23,17 +43,9 @@ var brokenAtThree = map[string]string{"lmutin-paper": check.KindError, "lmutex-p
 func TestRegistry(t *testing.T) {
 	const n = 3
 	for _, a := range alg.All() {
-		spec := a.SpecFor(n, 1, 2)
-		if a.Quorums {
-			spec.Quorums = testnet.Arcs(n)
-		}
-		pr, err := alg.Resolve(spec)
-		if errors.Is(err, lkcs.ErrAssumptions) {
-			t.Logf("%s: does not run on %d processes: %v", a.Name, n, err)
+		pr := problemAt(t, a, n)
+		if pr == nil {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", a.Name, err)
 		}
 		p := pr.Params
 		lo, hi := pr.Property.GlobalBounds()

@@ -189,6 +189,9 @@ type stepper struct {
 	self     cs.ID
 	reported cs.State
 	prob     *problem
+	// visible: the call in progress reported a change of CS state (the
+	// partial-order reduction's visibility condition, por.go).
+	visible bool
 
 	// memo caches machine calls (nil: every call is made); calls is its
 	// scratch buffer, and logging makes effect append to calls.
@@ -274,6 +277,7 @@ func (w *stepper) changed(s cs.State) {
 		return
 	}
 	w.reported = s
+	w.visible = true
 	// The successor's state of the process is set again from its machine
 	// after the call; the property needs it now.
 	w.procs[w.self-1].state = s
@@ -343,6 +347,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 	w.next.procs = w.procs
 	w.next.flight = append(w.fl[:0], s.flight...)
 	w.prob = nil
+	w.visible = false
 	w.self = a.Node
 	i := int(a.Node) - 1
 	msg := noMsg

@@ -29,6 +29,7 @@ type checkFlags struct {
 	workers        int
 	deadlockStates int
 	search         string
+	reduce         string
 	progress       bool
 	maxMemoryGB    float64
 	expected       int
@@ -55,7 +56,9 @@ the calls and messages it gets, and that no pending request is deadlocked.
 The result is ok, violation (with a shortest path; --trace writes it as a
 trace), or incomplete (a limit was hit: never ok). --search dfs explores
 depth-first with far less memory (same verdicts, counterexamples not
-necessarily shortest). See docs/checker.md.
+necessarily shortest); with it, --reduce por explores only an ample subset
+of the actions where one is provably enough (partial-order reduction: same
+verdicts, fewer states). See docs/checker.md.
 
 Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 		Args: cobra.NoArgs,
@@ -75,6 +78,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
+	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
 	addCheckCrashFlags(fs, &f.faults)
 	return cmd
@@ -98,6 +102,7 @@ type checkSummary struct {
 	Detector    string       `json:"detector,omitempty"`
 	FIFO        bool         `json:"fifo"`
 	Search      string       `json:"search"`
+	Reduce      string       `json:"reduce"`
 	States      int64        `json:"states"`
 	Transitions int64        `json:"transitions"`
 	Depth       int          `json:"depth"`
@@ -143,6 +148,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
+	case f.reduce != "none" && f.reduce != "por":
+		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
+	case f.reduce == "por" && f.search != "dfs":
+		return badInput("--reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs")
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
 	}
@@ -196,7 +205,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
-		Crashes: crashes, Detector: det,
+		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por",
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -204,8 +213,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
-		Crashes: crashes,
-		States:  res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
+		Reduce: f.reduce, Crashes: crashes,
+		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
 	if det != nil {
@@ -299,7 +308,11 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if s.Crashes > 0 || s.Detector != "" {
 		faults = fmt.Sprintf(", up to %d crashes, detector %s", s.Crashes, s.Detector)
 	}
-	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, s.Search)
+	search := s.Search
+	if s.Reduce == "por" {
+		search += ", partial-order reduction"
+	}
+	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)

@@ -23,6 +23,7 @@ func TestCheckFlagsThatDoNotApply(t *testing.T) {
 		{"--expected-states", "1000"},
 		{"--search", "dfs", "--workers", "2"},
 		{"--alg", "raymond", "--coterie", "majority"},
+		{"--reduce", "por"}, // breadth-first: no cycle proviso
 	} {
 		code, out := runCheckCLI(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 {
@@ -125,6 +126,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"--assert-min", "2", "--assert-max", "1"},
 		{"--workers", "0"},
 		{"--search", "astar"},
+		{"--reduce", "symmetry", "--search", "dfs"},
 		{"--max-memory", "-1"},
 		{"--expected-states", "-1"},
 		{"--max-memory", "NaN"},
@@ -161,6 +163,23 @@ func TestCheckDepthFirst(t *testing.T) {
 	}
 	code, out = runCLI(t, "trace", "check", cx)
 	if code != 1 || !strings.Contains(out, "2 processes InCS, outside the bounds 0..1") {
+		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckReduce: --reduce por explores fewer states with the same
+// verdicts, and its counterexample trace is one trace check confirms.
+func TestCheckReduce(t *testing.T) {
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs", "--reduce", "por", "--json")
+	if code != 0 || !strings.Contains(out, `"result": "ok"`) || !strings.Contains(out, `"reduce": "por"`) || !strings.Contains(out, `"states": 6889,`) {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	cx := filepath.Join(t.TempDir(), "cx.jsonl")
+	code, out = runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--crashes", "2", "--search", "dfs", "--reduce", "por", "--trace", cx)
+	if code != 1 || !strings.Contains(out, "partial-order reduction") || !strings.Contains(out, "violation: deadlock") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	if code, out = runCLI(t, "trace", "check", cx); code != 1 || !strings.Contains(out, "confirmed: deadlock") {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 }
