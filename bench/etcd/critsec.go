@@ -18,7 +18,9 @@ import (
 // problem (YAML lines: alg, n, k). It is the setup of node's benchmarks
 // (startClusterWith in node/node_test.go, unexported test code), copied
 // here with the exported API only rather than exporting test support from
-// package node for one benchmark.
+// package node for one benchmark; cmd/critsec/procs.go writes the same
+// configuration for real processes. A third copy would justify a
+// node.WriteLoopbackCluster.
 func startCritsec(dir, problem string, n int, noSync bool) ([]*node.Node, error) {
 	ca, err := transport.NewCA("bench")
 	if err != nil {
