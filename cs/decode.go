@@ -227,12 +227,32 @@ func (r *Reader) Bytes() []byte {
 // ids of processes 1..n in strictly increasing order. Its memory is
 // bounded by the input's length.
 func (r *Reader) IDs(n int) []ID {
+	return r.list(n, "id list", func(ids []ID, id ID) bool { return len(ids) == 0 || id > ids[len(ids)-1] },
+		fmt.Sprintf("id list not increasing within 1..%d", n))
+}
+
+// Queue reads AppendIDs's list as a FIFO queue of processes carried by a
+// token: ids of 1..n, each at most once, in any order. Its memory is
+// bounded by the input's length and n.
+func (r *Reader) Queue(n int) []ID {
+	seen := NewSet()
+	return r.list(n, "queue", func(_ []ID, id ID) bool {
+		fresh := !seen.Has(id)
+		seen.Add(id)
+		return fresh
+	}, fmt.Sprintf("queue holds an id outside 1..%d or one id twice", n))
+}
+
+// list reads AppendIDs's list of at most n ids of 1..n, each accepted by
+// ok given the ids read before it; what names the list and bad is the
+// failure for an id out of range or refused by ok.
+func (r *Reader) list(n int, what string, ok func(ids []ID, id ID) bool, bad string) []ID {
 	c := r.Uint()
 	if r.err != nil {
 		return nil
 	}
 	if c > uint64(len(r.b)) || c > uint64(n) {
-		r.Fail("id list longer than its input or than n")
+		r.Fail(what + " longer than its input or than n")
 		return nil
 	}
 	ids := make([]ID, 0, c)
@@ -241,42 +261,13 @@ func (r *Reader) IDs(n int) []ID {
 		if r.err != nil {
 			return nil
 		}
-		if v < 1 || v > int64(n) || len(ids) > 0 && ID(v) <= ids[len(ids)-1] {
-			r.Fail(fmt.Sprintf("id list not increasing within 1..%d", n))
+		if v < 1 || v > int64(n) || !ok(ids, ID(v)) {
+			r.Fail(bad)
 			return nil
 		}
 		ids = append(ids, ID(v))
 	}
 	return ids
-}
-
-// Queue reads AppendIDs's list as a FIFO queue of processes carried by a
-// token: ids of 1..n, each at most once, in any order. Its memory is
-// bounded by the input's length and n.
-func (r *Reader) Queue(n int) []ID {
-	c := r.Uint()
-	if r.err != nil {
-		return nil
-	}
-	if c > uint64(len(r.b)) || c > uint64(n) {
-		r.Fail("queue longer than its input or than n")
-		return nil
-	}
-	q := make([]ID, 0, c)
-	seen := NewSet()
-	for range c {
-		v := r.Int()
-		if r.err != nil {
-			return nil
-		}
-		if v < 1 || v > int64(n) || seen.Has(ID(v)) {
-			r.Fail(fmt.Sprintf("queue holds an id outside 1..%d or one id twice", n))
-			return nil
-		}
-		seen.Add(ID(v))
-		q = append(q, ID(v))
-	}
-	return q
 }
 
 // Done returns, for a message of kind, the first error met or an error
