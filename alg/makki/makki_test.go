@@ -1,7 +1,6 @@
 package makki_test
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/critsec/critsec/alg/makki"
@@ -12,19 +11,6 @@ import (
 
 func network(t *testing.T, n, k int) *testnet.Network {
 	return kmtest.Network(t, makki.New, n, k)
-}
-func wantSent(t *testing.T, what string, net *testnet.Network, before, want map[string]int) {
-	t.Helper()
-	got := kmtest.Sent(net)
-	for k, v := range before {
-		got[k] -= v
-		if got[k] == 0 {
-			delete(got, k)
-		}
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("%s: sent %v, want %v", what, got, want)
-	}
 }
 
 // TestThreeMessages is the heavy-load pattern of the 1992 abstract, with
@@ -38,15 +24,15 @@ func TestThreeMessages(t *testing.T) {
 	net := network(t, 3, 2)
 	before := kmtest.Sent(net)
 	testnet.MustDo(t, net, "P1 entry", "expect P1 InCS")
-	wantSent(t, "P1 with the token", net, before, map[string]int{})
+	kmtest.WantSent(t, "P1 with the token", net, before, map[string]int{})
 	testnet.MustDo(t, net, "P2 entry", "drain", "expect P2 InCS",
 		"P3 entry", "drain", "expect P3 waits entry",
 		"P1 exit", "drain", "expect P3 InCS", "P2 exit", "drain")
-	wantSent(t, "P2 and P3", net, before, map[string]int{"REQUEST": 3, "TOKEN": 2, "RELEASE": 2})
+	kmtest.WantSent(t, "P2 and P3", net, before, map[string]int{"REQUEST": 3, "TOKEN": 2, "RELEASE": 2})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P2 entry", "drain", "expect P2 InCS", "P3 exit", "drain")
-	wantSent(t, "P2 again", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1, "RELEASE": 1})
+	kmtest.WantSent(t, "P2 again", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1, "RELEASE": 1})
 }
 
 // TestSemaphore follows k = 2 slots on n = 5. P3's request goes to P1 (the
@@ -60,22 +46,22 @@ func TestSemaphore(t *testing.T) {
 	net := network(t, 5, 2)
 	before := kmtest.Sent(net)
 	testnet.MustDo(t, net, "P3 entry", "drain", "expect P3 InCS")
-	wantSent(t, "P3", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1})
+	kmtest.WantSent(t, "P3", net, before, map[string]int{"REQUEST": 1, "TOKEN": 1})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P4 entry", "drain", "expect P4 InCS", "expect P3 InCS")
-	wantSent(t, "P4 beside P3", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
+	kmtest.WantSent(t, "P4 beside P3", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P3 exit", "drain", "P4 exit", "drain")
-	wantSent(t, "P3 and P4 exit", net, before, map[string]int{"RELEASE": 1})
+	kmtest.WantSent(t, "P3 and P4 exit", net, before, map[string]int{"RELEASE": 1})
 	if !net.Machine(4).(*makki.Machine).HasToken() {
 		t.Error("the token is not at P4")
 	}
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P5 entry", "drain", "expect P5 InCS")
-	wantSent(t, "P5", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
+	kmtest.WantSent(t, "P5", net, before, map[string]int{"REQUEST": 2, "TOKEN": 1})
 }
 
 // TestAbsorb: a site waiting for the token keeps a request forwarded to it
@@ -96,7 +82,7 @@ func TestAbsorb(t *testing.T) {
 		"P2 exit", "drain", "expect P4 InCS")
 	// P3: REQUEST and TOKEN; P2 and P4: two REQUESTs each (one forward)
 	// and a TOKEN.
-	wantSent(t, "the whole run", net, nil, map[string]int{"REQUEST": 5, "TOKEN": 3})
+	kmtest.WantSent(t, "the whole run", net, nil, map[string]int{"REQUEST": 5, "TOKEN": 3})
 }
 
 // TestRandomSchedules runs random schedules on small systems within the

@@ -1,7 +1,6 @@
 package srimanireddy_test
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/critsec/critsec/alg/srimanireddy"
@@ -15,25 +14,6 @@ func network(t *testing.T, n, k int) *testnet.Network {
 	return kmtest.Network(t, srimanireddy.New, n, k)
 }
 
-// since returns the messages sent by kind since before.
-func since(net *testnet.Network, before map[string]int) map[string]int {
-	d := kmtest.Sent(net)
-	for k, v := range before {
-		d[k] -= v
-		if d[k] == 0 {
-			delete(d, k)
-		}
-	}
-	return d
-}
-
-func wantSent(t *testing.T, what string, got, want map[string]int) {
-	t.Helper()
-	if !maps.Equal(got, want) {
-		t.Errorf("%s: sent %v, want %v", what, got, want)
-	}
-}
-
 // TestSuzukiKasami: with K = 1 the algorithm is Suzuki and Kasami's. An
 // uncontended request by a site without the privilege costs its N-1
 // REQUESTs and the one PRIVILEGE (N messages); a request made while the
@@ -43,18 +23,18 @@ func TestSuzukiKasami(t *testing.T) {
 	net := network(t, 4, 1)
 	before := kmtest.Sent(net)
 	testnet.MustDo(t, net, "P2 entry", "drain", "expect P2 InCS")
-	wantSent(t, "uncontended request by P2", since(net, before), map[string]int{"REQUEST": 3, "PRIVILEGE": 1})
+	kmtest.WantSent(t, "uncontended request by P2", net, before, map[string]int{"REQUEST": 3, "PRIVILEGE": 1})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P3 entry", "drain", "expect P3 waits entry")
-	wantSent(t, "P3 while P2 InCS", since(net, before), map[string]int{"REQUEST": 3})
+	kmtest.WantSent(t, "P3 while P2 InCS", net, before, map[string]int{"REQUEST": 3})
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P2 exit", "drain", "expect P3 InCS")
-	wantSent(t, "P2 exit", since(net, before), map[string]int{"PRIVILEGE": 1})
+	kmtest.WantSent(t, "P2 exit", net, before, map[string]int{"PRIVILEGE": 1})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P3 exit", "P3 entry", "expect P3 InCS", "P3 exit", "drain")
-	wantSent(t, "P3 again with the privilege", since(net, before), map[string]int{})
+	kmtest.WantSent(t, "P3 again with the privilege", net, before, map[string]int{})
 }
 
 // TestKPrivileges follows the K = 2 privileges, initially at P1 and P2, on
@@ -67,18 +47,18 @@ func TestKPrivileges(t *testing.T) {
 	net := network(t, 5, 2)
 	before := kmtest.Sent(net)
 	testnet.MustDo(t, net, "P5 entry", "drain", "expect P5 InCS")
-	wantSent(t, "first request by P5", since(net, before), map[string]int{"REQUEST": 4, "PRIVILEGE": 2})
+	kmtest.WantSent(t, "first request by P5", net, before, map[string]int{"REQUEST": 4, "PRIVILEGE": 2})
 	if h := net.Machine(5).(*srimanireddy.Machine).Held(); h != 2 {
 		t.Errorf("P5 holds %d privileges, want 2", h)
 	}
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P5 exit", "P5 entry", "expect P5 InCS", "P5 exit", "drain")
-	wantSent(t, "P5 again", since(net, before), map[string]int{})
+	kmtest.WantSent(t, "P5 again", net, before, map[string]int{})
 
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P3 entry", "drain", "expect P3 InCS")
-	wantSent(t, "request by P3", since(net, before), map[string]int{"REQUEST": 4, "PRIVILEGE": 1})
+	kmtest.WantSent(t, "request by P3", net, before, map[string]int{"REQUEST": 4, "PRIVILEGE": 1})
 	for id, want := range map[cs.ID]int{3: 1, 5: 1, 1: 0, 2: 0} {
 		if h := net.Machine(id).(*srimanireddy.Machine).Held(); h != want {
 			t.Errorf("P%d holds %d privileges, want %d", id, h, want)
@@ -88,7 +68,7 @@ func TestKPrivileges(t *testing.T) {
 	// Two sites in the CS with both privileges: a third waits for an exit.
 	before = kmtest.Sent(net)
 	testnet.MustDo(t, net, "P5 entry", "expect P5 InCS", "P1 entry", "drain", "expect P1 waits entry", "P3 exit", "drain", "expect P1 InCS")
-	wantSent(t, "P1 behind P3 and P5", since(net, before), map[string]int{"REQUEST": 4, "PRIVILEGE": 1})
+	kmtest.WantSent(t, "P1 behind P3 and P5", net, before, map[string]int{"REQUEST": 4, "PRIVILEGE": 1})
 }
 
 // TestRandomSchedules runs random schedules on small systems within the

@@ -5,6 +5,7 @@
 package kmtest
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/critsec/critsec/check"
@@ -102,6 +103,22 @@ func Sent(net *testnet.Network) map[string]int {
 		}
 	}
 	return c
+}
+
+// WantSent checks that the messages sent on net since before (a count by
+// Sent, or nil for the whole run) are want, by kind; what names the step.
+func WantSent(t *testing.T, what string, net *testnet.Network, before, want map[string]int) {
+	t.Helper()
+	got := Sent(net)
+	for k, v := range before {
+		got[k] -= v
+		if got[k] == 0 {
+			delete(got, k)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: sent %v, want %v", what, got, want)
+	}
 }
 
 // RandomSchedules runs 10 random schedules of 300 steps each on small
