@@ -66,6 +66,20 @@ func (p Params) CheckSize() error {
 	return nil
 }
 
+// CheckKExclusion returns CheckSize's error, or an error unless L = 0:
+// algorithm name solves k-mutual exclusion and guarantees no lower bound.
+// hint, when not empty, follows "use l = 0" in the error, for example to name
+// an algorithm that does keep a lower bound.
+func (p Params) CheckKExclusion(name, hint string) error {
+	if err := p.CheckSize(); err != nil {
+		return err
+	}
+	if p.L != 0 {
+		return fmt.Errorf("l = %d: %s solves k-mutual exclusion and guarantees no lower bound; use l = 0%s", p.L, name, hint)
+	}
+	return nil
+}
+
 // CheckInitial returns an error unless every id in Initial is in 1..N, none is
 // repeated, and lo <= len(Initial) <= hi: the initial configuration must be
 // safe (Definition 2 of the global paper assumes a safe C_0).

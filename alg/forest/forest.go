@@ -150,11 +150,8 @@ type Machine struct {
 // Validate checks p for the algorithm: 1 <= k <= n, l = 0, and the nodes
 // InCS initially among the first holders 1..k.
 func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
+	if err := p.CheckKExclusion(Name, ""); err != nil {
 		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: forest solves k-mutual exclusion and guarantees no lower bound; use l = 0", p.L)
 	}
 	if err := p.CheckInitial(0, p.K); err != nil {
 		return err

@@ -149,11 +149,8 @@ type Machine struct {
 // Validate checks p: 1 <= k <= n, l = 0, and at most k processes InCS
 // initially.
 func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
+	if err := p.CheckKExclusion(Name, ""); err != nil {
 		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: ftraymond solves k-mutual exclusion and guarantees no lower bound; use l = 0", p.L)
 	}
 	return p.CheckInitial(0, p.K)
 }

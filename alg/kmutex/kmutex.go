@@ -25,11 +25,8 @@ const Name = "kmutex"
 // Validate checks p for k-mutual exclusion: 1 <= k <= n, l = 0, the quorums
 // form a coterie, and at most k processes are InCS initially.
 func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
+	if err := p.CheckKExclusion(Name, " (or --alg gcs for l > 0)"); err != nil {
 		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: kmutex solves k-mutual exclusion and guarantees no lower bound; use l = 0 (or --alg gcs for l > 0)", p.L)
 	}
 	if err := coterie.CheckIntersecting(p.Quorums, p.N); err != nil {
 		return fmt.Errorf("quorums: %w", err)

@@ -88,11 +88,8 @@ type Machine struct {
 // Validate checks p for Raymond's algorithm: 1 <= k <= n, l = 0, and at most
 // k processes InCS initially.
 func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
+	if err := p.CheckKExclusion(Name, " (or --alg gcs for l > 0)"); err != nil {
 		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: raymond solves k-mutual exclusion and guarantees no lower bound; use l = 0 (or --alg gcs for l > 0)", p.L)
 	}
 	return p.CheckInitial(0, p.K)
 }

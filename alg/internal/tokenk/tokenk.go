@@ -14,11 +14,8 @@ import (
 // Validate checks p for algorithm name: 1 <= k <= n, l = 0 and no process
 // InCS initially; start says where the tokens are instead, for the error.
 func Validate(p cs.Params, name, start string) error {
-	if err := p.CheckSize(); err != nil {
+	if err := p.CheckKExclusion(name, ""); err != nil {
 		return err
-	}
-	if p.L != 0 {
-		return fmt.Errorf("l = %d: %s solves k-mutual exclusion and guarantees no lower bound; use l = 0", p.L, name)
 	}
 	if len(p.Initial) > 0 {
 		return fmt.Errorf("initial: %s starts with every process OutCS (%s); give no initial processes InCS", name, start)
