@@ -1,6 +1,8 @@
 package cs
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+)
 
 // Tagged is the envelope a parent machine puts around a child's message so the
 // receiving parent can route it to the same child. Tag names the child in the
@@ -82,6 +84,9 @@ func (c co) Pending() Op                 { return c.a.Pending().Flip() }
 func (c co) Clone() Machine              { return Co(c.a.Clone()) }
 func (c co) String() string              { return "Co(" + kindOf(c.a) + ")" }
 func (c co) AppendState(b []byte) []byte { return c.a.AppendState(b) }
+
+// ReadState implements Restorer when the wrapped machine does.
+func (c co) ReadState(r *Reader) { ReadState(r, c.a) }
 
 func (c co) Entry(env Env) error {
 	if err := CheckCall(c, Entry); err != nil {

@@ -281,3 +281,93 @@ func (r *Reader) Done(kind string) error {
 	}
 	return nil
 }
+
+// Set reads Set.AppendBinary's encoding of a set of processes of 1..n:
+// the canonical one (no trailing zero word), with no id outside 1..n.
+func (r *Reader) Set(n int) Set {
+	c := r.Uint()
+	if r.err != nil {
+		return Set{}
+	}
+	if c > uint64(n>>6+1) {
+		r.Fail(fmt.Sprintf("set longer than n = %d allows", n))
+		return Set{}
+	}
+	var s Set
+	for i := range int(c) {
+		w := r.Uint()
+		if r.err != nil {
+			return Set{}
+		}
+		if i == int(c)-1 && w == 0 {
+			r.Fail("set encoding not canonical: its last word is zero")
+			return Set{}
+		}
+		*s.wordPtr(i) = w
+	}
+	for _, id := range s.Members() {
+		if id < 1 || int(id) > n {
+			r.Fail(fmt.Sprintf("set holds %d, not a process of 1..%d", id, n))
+			return Set{}
+		}
+	}
+	return s
+}
+
+// Phase reads one byte that must be below limit: an enumerated field of a
+// machine's state (its phase), as AppendState writes it with byte(v).
+func (r *Reader) Phase(limit byte) byte {
+	v := r.Byte()
+	if r.err == nil && v >= limit {
+		r.Fail(fmt.Sprintf("phase %d out of range 0..%d", v, limit-1))
+		return 0
+	}
+	return v
+}
+
+// Restorer is implemented by machines that can be set to a state their
+// AppendState wrote: a networked node's snapshot of its machine (log
+// compaction, docs/network.md). ReadState reads, into a machine built from
+// the same parameters, the encoding AppendState wrote; it checks the
+// encoding's form and ranges as decoders do (an id out of range, a phase
+// that does not exist) and records a failure in r, after which the
+// machine must not be used.
+type Restorer interface {
+	Machine
+	ReadState(r *Reader)
+}
+
+// RestoreState sets m, a machine fresh from its algorithm's constructor,
+// to the state AppendState encoded in b. It refuses a machine that cannot
+// be restored and a malformed or incomplete encoding, never panics, and
+// leaves m unusable after an error.
+func RestoreState(m Machine, b []byte) error {
+	r := NewReader(b)
+	ReadState(r, m)
+	if err := r.Done("state"); err != nil {
+		return fmt.Errorf("P%d's snapshot: %w", m.Self(), err)
+	}
+	return nil
+}
+
+// ReadState reads m's state from r if m is a Restorer, and otherwise
+// records in r that it cannot be restored: what a composed machine calls
+// for each child object it holds.
+func ReadState(r *Reader, m Machine) {
+	if rs, ok := m.(Restorer); ok {
+		rs.ReadState(r)
+		return
+	}
+	r.Fail(fmt.Sprintf("%s cannot be restored from a snapshot", kindOf(m)))
+}
+
+// ID reads an AppendInt varint that is a process id of 1..n or 0 (the
+// "none" of a machine's pointer fields).
+func (r *Reader) ID(n int) ID {
+	v := r.Int()
+	if r.err == nil && (v < 0 || v > int64(n)) {
+		r.Fail(fmt.Sprintf("process id %d out of range 0..%d", v, n))
+		return 0
+	}
+	return ID(v)
+}

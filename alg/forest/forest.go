@@ -490,5 +490,36 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return cs.AppendInt(b, m.count)
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer), with the messages' ranges: tokens 1..k (0: none), nodes
+// up to the highest member's id.
+func (m *Machine) ReadState(r *cs.Reader) {
+	n, k := int(m.members[len(m.members)-1]), int(m.k)
+	token := func() int32 {
+		t := r.Int()
+		if r.Err() == nil && (t < 0 || t > int64(k)) {
+			r.Fail("token id out of range")
+		}
+		return int32(t)
+	}
+	m.tokenID, m.holding, m.waitingFor = token(), r.Bool(), token()
+	if c := r.Uint(); r.Err() == nil && c != uint64(k) {
+		r.Fail("pointer does not have k entries")
+	}
+	for t := 1; t <= k && r.Err() == nil; t++ {
+		m.pointer[t] = readID(r, 1, n)
+	}
+	m.nodeQueue = readQueue(r, n, m.opts.Variant)
+	m.queue = readQueue(r, n, m.opts.Variant)
+	if m.opts.Choice == LastSeen {
+		m.lastSeen = token()
+	}
+	m.rng = r.Uint()
+	for t := range m.seen {
+		m.seen[t] = readCounter(r, m.opts.Variant)
+	}
+	m.count = readCounter(r, m.opts.Variant)
+}
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

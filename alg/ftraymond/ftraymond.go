@@ -439,5 +439,20 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	m.state = phase(r.Phase(byte(inCS) + 1))
+	m.started, m.initialized, m.waiting = r.Bool(), r.Bool(), r.Bool()
+	m.H, m.last = r.Int(), r.Int()
+	m.permCount, m.n = r.Int32(), r.Int32()
+	for j := 1; j <= int(m.size); j++ {
+		m.replyCount[j], m.deferCount[j] = r.Int32(), r.Int32()
+	}
+	for _, s := range []*cs.Set{&m.trusted, &m.crashed, &m.suspected, &m.acked, &m.initWait} {
+		*s = r.Set(int(m.size))
+	}
+}
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

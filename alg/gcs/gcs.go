@@ -223,5 +223,14 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return m.kmex.AppendState(b)
 }
 
+// ReadState sets the machine and its two objects to the state
+// AppendState wrote (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
+	m.phase = phase(r.Phase(byte(entryLmin) + 1))
+	cs.ReadState(r, m.lmin)
+	cs.ReadState(r, m.kmex)
+}
+
 // String names the algorithm.
 func (m *Machine) String() string { return Name }

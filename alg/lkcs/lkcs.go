@@ -947,6 +947,32 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer); every process it names is at most the highest id of P_i's
+// closed neighbourhood.
+func (m *Machine) ReadState(r *cs.Reader) {
+	n := int(m.closed[len(m.closed)-1])
+	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
+	m.phase = phase(r.Phase(byte(entering) + 1))
+	m.waitTrigger = r.Bool()
+	m.ts = r.Int()
+	for at := range 2 {
+		m.nGrants[at] = r.Set(n)
+		m.grantedTo[at], m.pendingReq[at] = stamp.Read(r, n), stamp.Read(r, n)
+		m.preemptingNow[at] = stamp.Stamp{TS: r.Int(), ID: r.ID(n)}
+		m.byTrigger[at] = r.Bool()
+		m.over[at] = r.ID(n)
+		// out names the sidetrack's holder, which may be two hops away.
+		if m.out[at] = cs.ID(r.Int32()); m.out[at] < 0 {
+			r.Fail("negative process id")
+		}
+		m.returned[at], m.watchers[at] = r.Set(n), stamp.Read(r, n)
+		m.invited[at] = stamp.Read(r, n)
+		m.invitedBy[at] = r.ID(n)
+		m.rolled[at] = stamp.Read(r, n)
+	}
+}
+
 // String names the algorithm and the macros, e.g. "lkcs(L_3=1,K_3=2)".
 func (m *Machine) String() string {
 	return fmt.Sprintf("%s(L_%d=%d,K_%d=%d)", m.name(), m.i, m.macroL, m.i, m.macroK)

@@ -347,6 +347,18 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return cs.AppendInt(b, int64(m.preemptingNow))
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer); every process it names is P_i or a neighbour.
+func (m *Machine) ReadState(r *cs.Reader) {
+	n := int(m.closed[len(m.closed)-1])
+	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
+	m.waiting = r.Bool()
+	m.ts, m.reqTS = r.Int(), r.Int()
+	m.nGrants = int(r.Int32())
+	m.grantedTo, m.pendingReq = stamp.Read(r, n), stamp.Read(r, n)
+	m.preemptingNow = r.ID(n)
+}
+
 // limit is |N_i| - l_i + 1, the most grants P_i has out at once
 // (Algorithm 2).
 func (m *Machine) limit() int { return len(m.closed) - m.l }

@@ -583,6 +583,27 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	m.phase = phase(r.Phase(byte(inCS) + 1))
+	m.failed, m.inquired = r.Bool(), r.Bool()
+	m.clock, m.seq = r.Int(), r.Int()
+	m.held, m.deferred = r.Set(m.n), r.Set(m.n)
+	m.lock = stamp{seq: r.Int(), id: r.ID(m.n)}
+	c := r.Int()
+	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
+		r.Fail("queue longer than its input")
+	}
+	m.queue = nil
+	for range c {
+		if r.Err() != nil {
+			break
+		}
+		m.queue = append(m.queue, waiting{stamp: stamp{seq: r.Int(), id: r.ID(m.n)}, failed: r.Bool()})
+	}
+}
+
 // String is the algorithm's name with its variant, e.g. "maekawa-paper".
 func (m *Machine) String() string {
 	if m.variant == Paper {

@@ -383,5 +383,29 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	n := int(m.n)
+	m.phase = tokenk.Phase(r.Phase(byte(tokenk.InCS) + 1))
+	m.has, m.q = r.Bool(), r.Queue(n)
+	m.s, m.hop = r.Int32(), r.Int()
+	m.lastVisit, m.lastPass = r.Int(), r.Int()
+	m.next, m.last = r.ID(n), r.ID(n)
+	m.absorbed, m.owes = r.Queue(n), r.Bool()
+	m.release = place{site: r.ID(n), hop: r.Int()}
+	c := r.Int()
+	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
+		r.Fail("kept longer than its input")
+	}
+	m.kept = nil
+	for range c {
+		if r.Err() != nil {
+			break
+		}
+		m.kept = append(m.kept, r.Int())
+	}
+}
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

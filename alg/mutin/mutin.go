@@ -365,5 +365,17 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return m.mx.AppendState(b)
 }
 
+// ReadState sets the machine and its mx object to the state AppendState
+// wrote (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
+	m.phase = phase(r.Phase(byte(waitMxExit) + 1))
+	m.reqCnt = r.Int()
+	m.procsInCS, m.currentInCS, m.ackFrom = r.Set(m.n), r.Set(m.n), r.Set(m.n)
+	m.responseAgainTo = r.ID(m.n)
+	m.respAgainReqCnt = r.Int()
+	cs.ReadState(r, m.mx)
+}
+
 // String names the algorithm and l, e.g. "mutin(2)".
 func (m *Machine) String() string { return fmt.Sprintf("%s(%d)", Name, m.l) }

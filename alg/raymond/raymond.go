@@ -239,5 +239,16 @@ func (m *Machine) AppendState(b []byte) []byte {
 	return b
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer).
+func (m *Machine) ReadState(r *cs.Reader) {
+	m.state = phase(r.Phase(byte(inCS) + 1))
+	m.H, m.last = r.Int(), r.Int()
+	m.permCount = r.Int32()
+	for j := 1; j <= int(m.n); j++ {
+		m.replyCount[j], m.deferCount[j] = r.Int32(), r.Int32()
+	}
+}
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

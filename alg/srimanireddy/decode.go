@@ -18,26 +18,33 @@ func Decoder(n int) cs.Decoder {
 			}
 			return m
 		case Privilege{}.Kind():
-			r.Expect('V')
-			m := Privilege{Q: r.Queue(n)}
-			if c := r.Int(); r.Err() == nil && c != int64(n) {
-				r.Fail("LN does not have n entries")
-				return m
-			}
-			m.LN = make([]int64, 0, n)
-			for range n {
-				v := r.Int()
-				if r.Err() != nil {
-					break
-				}
-				if v < 0 {
-					r.Fail("negative LN entry")
-					break
-				}
-				m.LN = append(m.LN, v)
-			}
-			return m
+			p := readPrivilege(r, n)
+			return Privilege{Q: p.q, LN: p.ln}
 		}
 		return nil
 	})
+}
+
+// readPrivilege reads Privilege.AppendBinary's encoding: the message, and
+// a privilege in a machine's state (ReadState).
+func readPrivilege(r *cs.Reader, n int) privilege {
+	r.Expect('V')
+	p := privilege{q: r.Queue(n)}
+	if c := r.Int(); r.Err() == nil && c != int64(n) {
+		r.Fail("LN does not have n entries")
+		return p
+	}
+	p.ln = make([]int64, 0, n)
+	for range n {
+		v := r.Int()
+		if r.Err() != nil {
+			break
+		}
+		if v < 0 {
+			r.Fail("negative LN entry")
+			break
+		}
+		p.ln = append(p.ln, v)
+	}
+	return p
 }

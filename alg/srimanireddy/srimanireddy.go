@@ -303,5 +303,31 @@ func appendPrivilege(b []byte, p privilege) []byte {
 	return Privilege{Q: p.q, LN: p.ln}.AppendBinary(b)
 }
 
+// ReadState sets the machine to the state AppendState wrote
+// (cs.Restorer); a privilege reads as the PRIVILEGE message's decoder
+// reads it.
+func (m *Machine) ReadState(r *cs.Reader) {
+	n := int(m.n)
+	m.phase = tokenk.Phase(r.Phase(byte(tokenk.InCS) + 1))
+	for j := range m.rn {
+		m.rn[j], m.pln[j] = r.Int(), r.Int()
+	}
+	c := r.Int()
+	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
+		r.Fail("privileges longer than their input")
+	}
+	m.held = nil
+	for range c {
+		if r.Err() != nil {
+			break
+		}
+		m.held = append(m.held, readPrivilege(r, n))
+	}
+	m.use = privilege{}
+	if m.phase == tokenk.InCS {
+		m.use = readPrivilege(r, n)
+	}
+}
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

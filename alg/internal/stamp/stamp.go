@@ -69,6 +69,32 @@ func (l Set) HasID(id cs.ID) bool {
 	return slices.ContainsFunc(l, func(s Stamp) bool { return s.ID == id })
 }
 
+// Read reads AppendBinary's encoding of a set of stamps of processes 1..n
+// back, refusing one out of order or out of range (into r's error).
+func Read(r *cs.Reader, n int) Set {
+	c := r.Int()
+	if r.Err() != nil {
+		return nil
+	}
+	if c < 0 || c > int64(r.Len()) {
+		r.Fail("stamp set longer than its input")
+		return nil
+	}
+	l := make(Set, 0, c)
+	for range c {
+		s := Stamp{TS: r.Int(), ID: cs.ID(r.Int32())}
+		if r.Err() != nil {
+			return nil
+		}
+		if s.ID < 1 || int(s.ID) > n || (len(l) > 0 && !l[len(l)-1].Less(s)) {
+			r.Fail("stamp set not increasing within processes 1..n")
+			return nil
+		}
+		l = append(l, s)
+	}
+	return l
+}
+
 // Clone returns a copy.
 func (l Set) Clone() Set { return slices.Clone(l) }
 
