@@ -69,8 +69,8 @@ func FuzzRestoreState(f *testing.F) {
 // restoreRun is one simulated run of TestRestoreState: the problem, the
 // snapshots taken and the first failure.
 type restoreRun struct {
-	pr    *Problem
-	opts  map[string]string
+	pr     *Problem
+	opts   map[string]string
 	snaps  [][]byte
 	inputs map[cs.InputKind]int
 	err    error
