@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +134,46 @@ func sent(nodes []*Node) (s int64) {
 		s += x.Stats().Sent
 	}
 	return s
+}
+
+// BenchmarkCompaction measures what log compaction bounds and costs: one
+// client loops Enter -> Exit on P_n of raymond with n = 3 (fsync off, so
+// that the disk does not dominate), with compaction off, at the default
+// and every 4096 records; it reports the nodes' log bytes and records at
+// the end and the time per entry and exit.
+//
+//	go test ./node -run '^$' -bench Compaction -benchtime 100000x -count 1
+func BenchmarkCompaction(b *testing.B) {
+	for _, every := range []int{-1, DefaultCompactEvery, 4096} {
+		b.Run(fmt.Sprintf("compact-every=%d", every), func(b *testing.B) {
+			cfg, nodes := startClusterWith(b, "alg: raymond\nn: 3\nk: 1\n", 3, nil, func(o *Options) {
+				o.NoSync, o.CompactEvery = true, every
+			})
+			nd, ctx := nodes[len(nodes)-1], context.Background()
+			b.ResetTimer()
+			for range b.N {
+				if err := nd.Enter(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := nd.Exit(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			var bytes, records, compactions int64
+			for _, x := range nodes {
+				st := x.LogStats()
+				records, compactions = records+st.Records, compactions+st.Compactions
+				fi, err := os.Stat(LogPath(cfg, x.id))
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes += fi.Size()
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/entry+exit")
+			b.ReportMetric(float64(bytes), "log-bytes")
+			b.ReportMetric(float64(records), "log-records")
+			b.ReportMetric(float64(compactions), "compactions")
+		})
+	}
 }

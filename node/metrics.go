@@ -45,6 +45,7 @@ func newMetrics(nd *Node) *metrics {
 	stat := func(name, help string, v func() int64) {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(f(name, help)), func() float64 { return float64(v()) }))
 	}
+	stat("log_compactions_total", "Compactions of the write-ahead log: a snapshot replaced the records before it.", func() int64 { return nd.logStats.compactions.Load() })
 	stat("reconnects_total", "Connections dialed after the first on a channel.", func() int64 { return nd.tr.Stats().Reconnects })
 	stat("retransmissions_total", "Data frames sent again after a reconnection.", func() int64 { return nd.tr.Stats().Retransmitted })
 	stat("duplicates_total", "Received frames dropped as already delivered.", func() int64 { return nd.tr.Stats().Duplicates })

@@ -80,7 +80,16 @@ type Options struct {
 	// NoSync turns off the log's fsync: a commit then survives the
 	// process's death (kill -9) but not the machine's (power loss).
 	NoSync bool
+	// CompactEvery is the number of records at which the log is
+	// compacted: a snapshot of the machine and its channels replaces the
+	// records (docs/network.md, "Log compaction"). 0 means
+	// DefaultCompactEvery; a negative value never compacts, which keeps the
+	// whole history for TraceFromLog.
+	CompactEvery int
 }
+
+// DefaultCompactEvery is Options.CompactEvery when it is 0.
+const DefaultCompactEvery = 1 << 16
 
 // maxBatch bounds the inputs of one group commit.
 const maxBatch = 256
@@ -98,13 +107,19 @@ type Node struct {
 	wal      *wal.Log
 	peers    []cs.ID
 	logged   map[cs.ID]uint64 // the acknowledgement last logged per peer
-	logStats struct{ inputs, commits, syncs, syncNanos atomic.Int64 }
-	metrics  *metrics
-	called   time.Time // when the pending call was taken (driver only)
-	calls    chan call
-	done     chan struct{} // closed by Close
-	stopped  chan struct{} // closed when the driver returns
-	close    sync.Once
+	logStats struct{ inputs, commits, syncs, syncNanos, compactions, records atomic.Int64 }
+	// rp follows the log's records as a restart would replay them (its
+	// machine is the node's, stepped by the driver): the channels' state
+	// a snapshot records.
+	rp           *replay
+	compactEvery int // records; 0: never
+	nextCompact  int // the log's size at which to compact next
+	metrics      *metrics
+	called       time.Time // when the pending call was taken (driver only)
+	calls        chan call
+	done         chan struct{} // closed by Close
+	stopped      chan struct{} // closed when the driver returns
+	close        sync.Once
 
 	mu       sync.Mutex // guards the fields below, which the driver writes
 	state    cs.State
@@ -150,7 +165,7 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 			return nil, err
 		}
 	} else {
-		log.Info("restored from the write-ahead log", "node", int(id), "records", rc.Records,
+		log.Info("restored from the write-ahead log", "node", int(id), "records", rc.Records, "snapshot", rp.snapshots > 0,
 			"torn_bytes", rc.Torn, "state", rp.state.String(), "pending", rp.machine.Pending().String())
 	}
 	nd, err := start(cfg, id, o, log, rp, wl)
@@ -190,7 +205,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		return nil, err
 	}
 	nd := &Node{
-		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl,
+		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl, rp: rp,
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
 		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
@@ -198,6 +213,13 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
 	}
+	switch {
+	case o.CompactEvery == 0:
+		nd.compactEvery = DefaultCompactEvery
+	case o.CompactEvery > 0:
+		nd.compactEvery = o.CompactEvery
+	}
+	nd.nextCompact = nd.compactEvery
 	nd.metrics = newMetrics(nd)
 	nd.metrics.state.Set(float64(rp.state))
 	nd.metrics.pending.Set(float64(rp.machine.Pending()))
@@ -245,6 +267,15 @@ func (nd *Node) drive() {
 				return false
 			}
 			rec = appendDeliver(rec[:0], time.Now().UnixNano(), *d)
+			if err := nd.rp.delivered(d.From, d.Seq); err != nil {
+				nd.stop(fmt.Errorf("P%d: %w", nd.id, err))
+				return false
+			}
+		}
+		nd.rp.setTime(time.Now().UnixNano())
+		if err := nd.rp.track(eff.List); err != nil {
+			nd.stop(err)
+			return false
 		}
 		if err := nd.wal.Add(rec); err != nil {
 			nd.stop(err)
@@ -292,6 +323,7 @@ func (nd *Node) drive() {
 		for _, j := range nd.peers {
 			if a := nd.tr.Acked(j); a >= nd.logged[j]+ackEvery {
 				nd.wal.Add(appendAcked(rec[:0], j, a))
+				nd.rp.acked(j, a)
 				nd.logged[j] = a
 			}
 		}
@@ -315,6 +347,13 @@ func (nd *Node) drive() {
 			}
 			acts[i] = action{}
 		}
+		if nd.compactEvery > 0 && nd.wal.Records >= nd.nextCompact {
+			if err := nd.compact(); err != nil {
+				nd.stop(err)
+				return
+			}
+		}
+		nd.logStats.records.Store(int64(nd.wal.Records))
 	}
 }
 
@@ -379,6 +418,42 @@ func (nd *Node) apply(a *action) error {
 	if a.seq != 0 {
 		nd.tr.Confirm(a.from, a.seq)
 	}
+	return nil
+}
+
+// compact replaces the log by its header and a snapshot of the machine
+// and channels (docs/network.md, "Log compaction"). It runs in the driver
+// between groups, when every logged input's effects have been handed to
+// the transport, so the snapshot holds exactly what a replay of the log
+// would rebuild. A snapshot the log cannot hold, or a rewrite that fails
+// before replacing the log, is logged and retried later; an error is
+// returned only when the log is unusable.
+func (nd *Node) compact() error {
+	defer func() { nd.nextCompact = nd.wal.Records + nd.compactEvery }()
+	for _, j := range nd.peers { // forget what the peers confirmed since the last 'A' record
+		if a := nd.tr.Acked(j); a > nd.logged[j] {
+			if err := nd.rp.acked(j, a); err != nil {
+				return err
+			}
+			nd.logged[j] = a
+		}
+	}
+	before := nd.wal.Records
+	snap := nd.rp.appendSnapshot(nil)
+	if len(snap) > wal.MaxRecord {
+		nd.log.Warn("log not compacted: the snapshot is larger than a record may be (messages waiting for a peer?)",
+			"bytes", len(snap), "max", wal.MaxRecord)
+		return nil
+	}
+	if err := nd.wal.Rewrite([][]byte{appendHeader(nil, nd.id, nd.rp.fp), snap}); err != nil {
+		if nd.wal.Err() != nil {
+			return err
+		}
+		nd.log.Warn("log not compacted", "err", err)
+		return nil
+	}
+	nd.logStats.compactions.Add(1)
+	nd.log.Debug("log compacted", "records_before", before, "snapshot_bytes", len(snap))
 	return nil
 }
 
@@ -520,12 +595,16 @@ type LogStats struct {
 	// Syncs the fsyncs and SyncTime their total duration.
 	Inputs, Commits, Syncs int64
 	SyncTime               time.Duration
+	// Compactions counts the snapshots that replaced the log's records;
+	// Records is the number of records the log holds now.
+	Compactions, Records int64
 }
 
 // LogStats returns the log's counters.
 func (nd *Node) LogStats() LogStats {
 	return LogStats{Inputs: nd.logStats.inputs.Load(), Commits: nd.logStats.commits.Load(),
-		Syncs: nd.logStats.syncs.Load(), SyncTime: time.Duration(nd.logStats.syncNanos.Load())}
+		Syncs: nd.logStats.syncs.Load(), SyncTime: time.Duration(nd.logStats.syncNanos.Load()),
+		Compactions: nd.logStats.compactions.Load(), Records: nd.logStats.records.Load()}
 }
 
 // Stats returns the transport's counters.

@@ -17,6 +17,15 @@ import (
 //	'C' t, op                          a call of Entry (1) or Exit (2) the machine took
 //	'D' t, from, seq, kind, encoding   message seq of channel from -> id, delivered to the machine
 //	'A' to, seq                        the peer confirmed channel id -> to up to seq
+//	'S' t, state, channels             a snapshot: the machine's state (AppendState)
+//	                                   and, for j = 1..n, channel id -> j's acked
+//	                                   seq and unconfirmed messages (kind, encoding),
+//	                                   then channel j -> id's last delivered seq
+//
+// A snapshot replaces every record before it but the header (log
+// compaction, Node's CompactEvery): replay restores the machine from it
+// (cs.RestoreState) and the channels from its counts and messages, then
+// goes on with the records after it.
 //
 // The machine is deterministic, so the 'C' and 'D' records in order
 // rebuild its state and, with it, every message it sent, in the same
@@ -29,6 +38,7 @@ const (
 	recCall    = 'C'
 	recDeliver = 'D'
 	recAcked   = 'A'
+	recSnap    = 'S'
 )
 
 func appendString(b []byte, s string) []byte {
@@ -72,10 +82,11 @@ type replay struct {
 	event func(trace.Event)
 	t     int64 // the last input's time, never decreasing
 
-	records int
-	state   cs.State
-	out     map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
-	in      map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
+	records   int
+	snapshots int // snapshot records taken
+	state     cs.State
+	out       map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
+	in        map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
 }
 
 func newReplay(id cs.ID, n int, fp transport.Fingerprint, m cs.Machine, dec cs.Decoder) *replay {
@@ -128,20 +139,8 @@ func (r *replay) record(b []byte) error {
 		if err := rd.Err(); err != nil {
 			return fmt.Errorf("a delivery: %w", err)
 		}
-		if from < 1 || int(from) > r.n {
-			return fmt.Errorf("a delivery from P%d, not a member", from)
-		}
-		if from == r.id {
-			o := r.out[from]
-			if seq != o.Acked+1 || len(o.Queue) == 0 {
-				return fmt.Errorf("delivery %d from P%d itself, which sent %d", seq, from, o.Acked+uint64(len(o.Queue)))
-			}
-			o.Queue, o.Acked = o.Queue[1:], seq
-		} else {
-			if seq != r.in[from]+1 {
-				return fmt.Errorf("delivery %d from P%d after %d", seq, from, r.in[from])
-			}
-			r.in[from] = seq
+		if err := r.delivered(from, seq); err != nil {
+			return err
 		}
 		m, err := r.decode(kind, enc)
 		if err != nil {
@@ -153,19 +152,113 @@ func (r *replay) record(b []byte) error {
 		if err := rd.Done("acknowledgement"); err != nil {
 			return err
 		}
-		o := r.out[to]
-		if o == nil || to == r.id {
-			return fmt.Errorf("an acknowledgement from P%d, not a peer", to)
+		return r.acked(to, seq)
+	case recSnap:
+		if r.records != 2 {
+			return fmt.Errorf("a snapshot as record %d: a snapshot follows the header", r.records)
 		}
-		if seq > o.Acked+uint64(len(o.Queue)) {
-			return fmt.Errorf("P%d acknowledged %d messages, but %d were sent", to, seq, o.Acked+uint64(len(o.Queue)))
-		}
-		if seq > o.Acked {
-			o.Queue, o.Acked = o.Queue[seq-o.Acked:], seq
-		}
-		return nil
+		return r.snapshot(rd)
 	}
 	return fmt.Errorf("record type %q unknown", typ)
+}
+
+// delivered takes delivery seq on channel from -> id: the next one.
+func (r *replay) delivered(from cs.ID, seq uint64) error {
+	if from < 1 || int(from) > r.n {
+		return fmt.Errorf("a delivery from P%d, not a member", from)
+	}
+	if from == r.id {
+		o := r.out[from]
+		if seq != o.Acked+1 || len(o.Queue) == 0 {
+			return fmt.Errorf("delivery %d from P%d itself, which sent %d", seq, from, o.Acked+uint64(len(o.Queue)))
+		}
+		o.Queue, o.Acked = o.Queue[1:], seq
+		return nil
+	}
+	if seq != r.in[from]+1 {
+		return fmt.Errorf("delivery %d from P%d after %d", seq, from, r.in[from])
+	}
+	r.in[from] = seq
+	return nil
+}
+
+// acked takes peer to's confirmation of channel id -> to up to seq: the
+// messages up to it are forgotten.
+func (r *replay) acked(to cs.ID, seq uint64) error {
+	o := r.out[to]
+	if o == nil || to == r.id {
+		return fmt.Errorf("an acknowledgement from P%d, not a peer", to)
+	}
+	if seq > o.Acked+uint64(len(o.Queue)) {
+		return fmt.Errorf("P%d acknowledged %d messages, but %d were sent", to, seq, o.Acked+uint64(len(o.Queue)))
+	}
+	if seq > o.Acked {
+		o.Queue, o.Acked = o.Queue[seq-o.Acked:], seq
+	}
+	return nil
+}
+
+// appendSnapshot appends the 'S' record of the replay's state: its
+// machine and channels as the records so far left them.
+func (r *replay) appendSnapshot(b []byte) []byte {
+	b = binary.AppendVarint(append(b, recSnap), r.t)
+	b = appendString(b, string(r.machine.AppendState(nil)))
+	var enc []byte
+	for j := 1; j <= r.n; j++ {
+		o := r.out[cs.ID(j)]
+		b = binary.AppendUvarint(binary.AppendUvarint(b, o.Acked), uint64(len(o.Queue)))
+		for _, m := range o.Queue {
+			enc = m.AppendBinary(enc[:0])
+			b = appendString(appendString(b, m.Kind()), string(enc))
+		}
+		b = binary.AppendUvarint(b, r.in[cs.ID(j)])
+	}
+	return b
+}
+
+// snapshot takes an 'S' record (after its type byte): the machine, fresh,
+// is set to the snapshot's state and the channels to its.
+func (r *replay) snapshot(rd *cs.Reader) error {
+	if r.event != nil {
+		return errors.New("the log was compacted (a snapshot replaced its first records), so the node's trace cannot " +
+			"be rebuilt from it; run nodes with compaction off (critsec node --compact-every 0) to keep their traces")
+	}
+	r.setTime(rd.Int())
+	state := rd.Bytes()
+	for j := 1; j <= r.n && rd.Err() == nil; j++ {
+		o := r.out[cs.ID(j)]
+		o.Acked = rd.Uint()
+		c := rd.Uint()
+		if rd.Err() == nil && c > uint64(rd.Len()) {
+			rd.Fail("more messages than bytes")
+		}
+		o.Queue = nil
+		for ; c > 0 && rd.Err() == nil; c-- {
+			kind, enc := string(rd.Bytes()), rd.Bytes()
+			if rd.Err() != nil {
+				break
+			}
+			m, err := r.decode(kind, enc)
+			if err != nil {
+				return fmt.Errorf("a snapshot's message to P%d: %w", j, err)
+			}
+			o.Queue = append(o.Queue, m)
+		}
+		if in := rd.Uint(); cs.ID(j) != r.id {
+			r.in[cs.ID(j)] = in
+		} else if rd.Err() == nil && in != 0 {
+			rd.Fail("a count on the channel from the node itself")
+		}
+	}
+	if err := rd.Done("snapshot"); err != nil {
+		return err
+	}
+	if err := cs.RestoreState(r.machine, state); err != nil {
+		return fmt.Errorf("a snapshot: %w", err)
+	}
+	r.state = r.machine.State()
+	r.snapshots++
+	return nil
 }
 
 // header checks the log's first record against this node and
@@ -209,7 +302,14 @@ func (r *replay) step(in cs.Input, seq uint64) error {
 			r.event(trace.Event{T: t, Ev: trace.EvRequest, Node: r.id, Op: in.Op().String()})
 		}
 	}
-	for _, e := range r.eff.List {
+	return r.track(r.eff.List)
+}
+
+// track takes the effects of an input the machine took: the messages it
+// sent join their channels, its state changes are recorded.
+func (r *replay) track(effects []cs.Effect) error {
+	t := float64(r.t) / 1e9
+	for _, e := range effects {
 		if e.IsSend() {
 			o := r.out[e.To]
 			if o == nil {

@@ -97,6 +97,10 @@ func Open(path string, sync bool, read func(rec []byte) error) (*Log, Recovery, 
 		}
 		return nil, rc, fmt.Errorf("%s: lock: %w", path, err)
 	}
+	if err := os.Remove(path + newSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.Close()
+		return nil, rc, fmt.Errorf("%s: removing the rewrite a crash left: %w", path, err)
+	}
 	if rc.Created {
 		if err := f.Sync(); err != nil {
 			f.Close()
@@ -281,6 +285,75 @@ func (l *Log) Commit() error {
 	}
 	return nil
 }
+
+// Rewrite replaces the log by one holding exactly recs, atomically: a
+// crash at any moment leaves either the old log or the new one at path,
+// never a mix (compaction: the records of a snapshot replace the records
+// it summarises). The new file is written beside the old one (path +
+// ".new"), locked, fsynced, renamed over it, and the directory fsynced;
+// appends then go to the new file. Records added and not committed are
+// dropped. After an error before the rename the old log is unchanged and
+// still usable; after one from the rename on, the log is unusable.
+func (l *Log) Rewrite(recs [][]byte) error {
+	if l.err != nil {
+		return l.err
+	}
+	l.buf = l.buf[:0]
+	tmp := l.path + newSuffix
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("wal: rewriting %s: %w", l.path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fail(err)
+	}
+	var buf []byte
+	for _, rec := range recs {
+		if len(rec) == 0 || len(rec) > MaxRecord {
+			return fail(fmt.Errorf("a record of %d bytes: records hold 1 to %d bytes", len(rec), MaxRecord))
+		}
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(rec)))
+		buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(rec, castagnoli))
+		buf = append(buf, rec...)
+	}
+	if _, err := f.Write(buf); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil { // always: the rename must never expose a file not on disk
+		return fail(err)
+	}
+	if err := rewriteHook("renaming"); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, l.path); err != nil {
+		return fail(err)
+	}
+	old := l.f
+	l.f, l.Records = f, len(recs)
+	old.Close()
+	if err := syncDir(filepath.Dir(l.path)); err != nil {
+		l.err = fmt.Errorf("wal: rewriting %s: fsync of its directory: %w", l.path, err)
+		return l.err
+	}
+	return nil
+}
+
+// newSuffix names the file Rewrite writes before renaming it over the log;
+// Open removes one left by a crash.
+const newSuffix = ".new"
+
+// rewriteHook is called by Rewrite at its steps; tests make it fail to
+// stop a rewrite there, as a crash would.
+var rewriteHook = func(step string) error { return nil }
+
+// Err returns why the log is unusable (a failed write, or a rewrite that
+// failed after its rename), or nil.
+func (l *Log) Err() error { return l.err }
 
 // Close closes the file; records added and not committed are dropped.
 func (l *Log) Close() error { return l.f.Close() }

@@ -189,3 +189,58 @@ func TestLocked(t *testing.T) {
 	}
 	l.Close()
 }
+
+// TestRewrite: a rewrite replaces the records, appends go on after the new
+// ones, and a rewrite stopped before its rename (a crash there) leaves the
+// old log whole, its leftover file removed by the next Open.
+func TestRewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wal")
+	write(t, path, records)
+
+	// A crash before the rename: the old log survives.
+	_, _, l, err := readAll(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewriteHook = func(step string) error { return fmt.Errorf("crash while %s", step) }
+	err = l.Rewrite([][]byte{[]byte("snapshot")})
+	rewriteHook = func(string) error { return nil }
+	if err == nil || !strings.Contains(err.Error(), "crash while renaming") {
+		t.Fatalf("rewrite with a crash before the rename: %v", err)
+	}
+	if err := os.WriteFile(path+newSuffix, []byte("torn"), 0o600); err != nil { // as a crash mid-write leaves it
+		t.Fatal(err)
+	}
+	l.Close()
+	got, _, l, err := readAll(t, path)
+	if err != nil || !slices.Equal(got, records) {
+		t.Fatalf("after a crash before the rename: %q, %v; want the old records", got, err)
+	}
+	if _, err := os.Stat(path + newSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open left the crashed rewrite's file: %v", err)
+	}
+
+	// A rewrite that completes, then an append.
+	if err := l.Rewrite([][]byte{[]byte("header"), []byte("snapshot")}); err != nil {
+		t.Fatal(err)
+	}
+	if l.Records != 2 {
+		t.Errorf("Records = %d after rewriting two", l.Records)
+	}
+	if err := l.Add([]byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The lock moved to the new file: a second opener is refused.
+	if _, _, err := Open(path, true, func([]byte) error { return nil }); !errors.Is(err, ErrLocked) {
+		t.Errorf("opening the rewritten log while in use: %v, want ErrLocked", err)
+	}
+	l.Close()
+	got, _, l, err = readAll(t, path)
+	if err != nil || !slices.Equal(got, []string{"header", "snapshot", "after"}) {
+		t.Fatalf("after the rewrite: %q, %v", got, err)
+	}
+	l.Close()
+}

@@ -24,14 +24,15 @@ import (
 )
 
 var nodeFlags struct {
-	config string
-	id     int
-	check  bool
-	fsync  bool
-	ctl    string
-	cut    time.Duration
-	trace  string
-	metr   string
+	config  string
+	id      int
+	check   bool
+	fsync   bool
+	ctl     string
+	cut     time.Duration
+	trace   string
+	metr    string
+	compact int
 }
 
 var nodeCmd = &cobra.Command{
@@ -56,9 +57,14 @@ started again, it replays the log and goes on as if it had been slow.
 --fsync=false skips the fsync of each group of inputs: the log then
 survives the process's death but not the machine's.
 
+--compact-every N compacts the log when it holds N records: a snapshot of
+the machine and its channels replaces them, so the log stays bounded
+(default 65536; 0 never compacts).
+
 --trace FILE writes, when the node stops, its trace in the common format
 (runtime node, t wall-clock seconds since the Unix epoch), made from its
 log: every input the node committed since its log began, across restarts.
+A compacted log has lost its history, so --trace turns compaction off.
 critsec cluster merges its members' logs the same way.
 
 --metrics ADDR serves Prometheus metrics (messages by kind and peer, state,
@@ -96,10 +102,19 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 			}
 			return nil
 		}
+		compact := c.Flags().Changed("compact-every")
+		switch {
+		case f.compact < 0:
+			return badInput("node: --compact-every %d is out of range: give a number of records, or 0 never to compact", f.compact)
+		case f.trace != "" && compact && f.compact > 0:
+			return badInput("node: --trace needs the log's whole history, which --compact-every %d would drop: give one of them", f.compact)
+		case f.compact == 0 || f.trace != "":
+			f.compact = -1 // node.Options: never
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-		opts := node.Options{Logger: log, NoSync: !f.fsync}
+		opts := node.Options{Logger: log, NoSync: !f.fsync, CompactEvery: f.compact}
 		if f.cut > 0 {
 			opts.Transport = func(tc *transport.Config) { tc.Dial = cutConnections(ctx, f.cut) }
 		}
@@ -158,6 +173,7 @@ func init() {
 	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
 	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
 	nodeCmd.Flags().StringVar(&nodeFlags.metr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9101; also on the control socket)")
+	nodeCmd.Flags().IntVar(&nodeFlags.compact, "compact-every", node.DefaultCompactEvery, "compact the write-ahead log (a snapshot replaces its records) when it holds this many records; 0: never")
 	nodeCmd.Flags().StringVar(&nodeFlags.trace, "trace", "", "when the node stops, write its trace (from its log: every run since the log began) to this file")
 	nodeCmd.Flags().DurationVar(&nodeFlags.cut, "cut-every", 0, "fault injection: close one of the connections this node dialed, at random, this often (critsec cluster --chaos)")
 	rootCmd.AddCommand(nodeCmd)

@@ -9,7 +9,8 @@ import (
 
 // TestNodeCheck: critsec node --check reads a configuration and the files
 // critsec certs wrote, and prints the problem and the fingerprint; a
-// missing key file and a bad id are bad input.
+// missing key file, a bad id, a negative --compact-every and compaction
+// asked for with --trace are bad input.
 func TestNodeCheck(t *testing.T) {
 	dir := t.TempDir()
 	if code, out := runCLI(t, "certs", "--out", filepath.Join(dir, "tls"), "--n", "3"); code != 0 {
@@ -28,6 +29,8 @@ func TestNodeCheck(t *testing.T) {
 	for _, args := range [][]string{
 		{"node", "--config", cfg, "--id", "3", "--check"},
 		{"node", "--config", cfg, "--id", "4"},
+		{"node", "--config", cfg, "--id", "2", "--compact-every", "-1"},
+		{"node", "--config", cfg, "--id", "2", "--compact-every", "10", "--trace", filepath.Join(dir, "t.jsonl")},
 	} {
 		if code, out := runCLI(t, args...); code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 			t.Errorf("%v: exit %d: %s", args, code, out)

@@ -88,7 +88,9 @@ func (c *procCluster) start(id cs.ID) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.exe, append([]string{"node", "--config", c.cfgPath, "--id", fmt.Sprint(id)}, c.args...)...)
+	// The cluster's trace is merged from the members' whole logs, so they
+	// are never compacted.
+	cmd := exec.Command(c.exe, append([]string{"node", "--config", c.cfgPath, "--id", fmt.Sprint(id), "--compact-every", "0"}, c.args...)...)
 	cmd.Env = append(os.Environ(), asMainEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
