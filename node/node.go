@@ -80,6 +80,12 @@ type Options struct {
 	// NoSync turns off the log's fsync: a commit then survives the
 	// process's death (kill -9) but not the machine's (power loss).
 	NoSync bool
+	// BeforeExit, when not nil, is called by Exit (from the application
+	// or the control socket) before the exit request goes to the machine,
+	// when the node is InCS with nothing pending: critsec run stops its
+	// command there, so the command never runs outside the CS. An error
+	// fails the Exit, and the node stays InCS.
+	BeforeExit func(ctx context.Context) error
 	// CompactEvery is the number of records at which the log is
 	// compacted: a snapshot of the machine and its channels replaces the
 	// records (docs/network.md, "Log compaction"). 0 means
@@ -112,6 +118,7 @@ type Node struct {
 	// machine is the node's, stepped by the driver): the channels' state
 	// a snapshot records.
 	rp           *replay
+	beforeExit   func(context.Context) error
 	compactEvery int // records; 0: never
 	nextCompact  int // the log's size at which to compact next
 	metrics      *metrics
@@ -220,6 +227,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		nd.compactEvery = o.CompactEvery
 	}
 	nd.nextCompact = nd.compactEvery
+	nd.beforeExit = o.BeforeExit
 	nd.metrics = newMetrics(nd)
 	nd.metrics.state.Set(float64(rp.state))
 	nd.metrics.pending.Set(float64(rp.machine.Pending()))
@@ -492,8 +500,17 @@ func Open(path string, id cs.ID, o Options) (*Node, error) {
 func (nd *Node) Enter(ctx context.Context) error { return nd.do(ctx, cs.Entry) }
 
 // Exit asks to leave the critical section and waits until the node is
-// OutCS, as Enter does.
-func (nd *Node) Exit(ctx context.Context) error { return nd.do(ctx, cs.Exit) }
+// OutCS, as Enter does; Options.BeforeExit, if set, runs first.
+func (nd *Node) Exit(ctx context.Context) error {
+	if nd.beforeExit != nil {
+		if s, p := nd.State(); s == cs.InCS && p == cs.None {
+			if err := nd.beforeExit(ctx); err != nil {
+				return fmt.Errorf("before the exit: %w", err)
+			}
+		}
+	}
+	return nd.do(ctx, cs.Exit)
+}
 
 func (nd *Node) do(ctx context.Context, op cs.Op) error {
 	c := call{op: op, reply: make(chan error, 1)}
@@ -576,6 +593,9 @@ func (nd *Node) notify() {
 		w <- s
 	}
 }
+
+// ID is the node's process id.
+func (nd *Node) ID() cs.ID { return nd.id }
 
 // Done is closed when the node has stopped: closed, or on an error (Err).
 func (nd *Node) Done() <-chan struct{} { return nd.stopped }

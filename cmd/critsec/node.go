@@ -80,21 +80,11 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 	Args: cobra.NoArgs,
 	RunE: func(c *cobra.Command, _ []string) error {
 		f := nodeFlags
-		if f.config == "" {
-			return badInput("node: --config is required: the cluster's YAML file")
-		}
-		cfg, err := node.ReadConfig(f.config)
+		cfg, id, err := loadMember("node", f.config, f.id)
 		if err != nil {
-			return badInput("node: %v", err)
+			return err
 		}
 		n := cfg.Problem.Params.N
-		if f.id < 1 || f.id > n {
-			return badInput("node: --id %d is not a member: ids run from 1 to n = %d", f.id, n)
-		}
-		id := cs.ID(f.id)
-		if _, err := transport.LoadIdentity(node.NodeFile(cfg.CA, id), node.NodeFile(cfg.Cert, id), node.NodeFile(cfg.Key, id)); err != nil {
-			return badInput("node: tls: %v", err)
-		}
 		if f.check {
 			fmt.Fprintf(c.OutOrStdout(), "ok: P%d of %s, n = %d, at %s\n", id, cfg.Problem.Alg.Name, n, cfg.Members[id-1])
 			for _, fld := range cfg.Fingerprint() {
@@ -122,27 +112,9 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		sock := f.ctl
-		if sock == "" {
-			sock = node.ControlSocket(cfg, id)
-		}
-		ctlErr := make(chan error, 2)
-		go func() { ctlErr <- nd.ServeControl(ctx, sock) }()
-		if f.metr != "" {
-			ln, err := net.Listen("tcp", f.metr)
-			if err != nil {
-				nd.Close()
-				return badInput("node: --metrics %s: %v", f.metr, err)
-			}
-			mux := http.NewServeMux()
-			mux.Handle("GET /metrics", nd.MetricsHandler())
-			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-			go func() { <-ctx.Done(); srv.Close() }()
-			go func() {
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					ctlErr <- err
-				}
-			}()
+		sock, ctlErr, err := serveMember(ctx, "node", nd, cfg, f.ctl, f.metr)
+		if err != nil {
+			return err
 		}
 		log.Info("node started", "node", f.id, "alg", cfg.Problem.Alg.Name, "n", n, "addr", cfg.Members[id-1], "ctl", sock)
 		select {
@@ -177,6 +149,56 @@ func init() {
 	nodeCmd.Flags().StringVar(&nodeFlags.trace, "trace", "", "when the node stops, write its trace (from its log: every run since the log began) to this file")
 	nodeCmd.Flags().DurationVar(&nodeFlags.cut, "cut-every", 0, "fault injection: close one of the connections this node dialed, at random, this often (critsec cluster --chaos)")
 	rootCmd.AddCommand(nodeCmd)
+}
+
+// loadMember reads the cluster configuration at path for member id of
+// command cmd and checks its TLS files; its errors are bad input.
+func loadMember(cmd, path string, id int) (*node.Config, cs.ID, error) {
+	if path == "" {
+		return nil, 0, badInput("%s: --config is required: the cluster's YAML file", cmd)
+	}
+	cfg, err := node.ReadConfig(path)
+	if err != nil {
+		return nil, 0, badInput("%s: %v", cmd, err)
+	}
+	if n := cfg.Problem.Params.N; id < 1 || id > n {
+		return nil, 0, badInput("%s: --id %d is not a member: ids run from 1 to n = %d", cmd, id, n)
+	}
+	m := cs.ID(id)
+	if _, err := transport.LoadIdentity(node.NodeFile(cfg.CA, m), node.NodeFile(cfg.Cert, m), node.NodeFile(cfg.Key, m)); err != nil {
+		return nil, 0, badInput("%s: tls: %v", cmd, err)
+	}
+	return cfg, m, nil
+}
+
+// serveMember serves node nd's control socket (at ctl, or the default
+// path) and, if metrics is not empty, its metrics over HTTP, until ctx
+// ends; it returns the socket's path and a channel of the servers'
+// errors. On an error nd is closed.
+func serveMember(ctx context.Context, cmd string, nd *node.Node, cfg *node.Config, ctl, metrics string) (string, <-chan error, error) {
+	sock := ctl
+	if sock == "" {
+		sock = node.ControlSocket(cfg, nd.ID())
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- nd.ServeControl(ctx, sock) }()
+	if metrics != "" {
+		ln, err := net.Listen("tcp", metrics)
+		if err != nil {
+			nd.Close()
+			return "", nil, badInput("%s: --metrics %s: %v", cmd, metrics, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", nd.MetricsHandler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { <-ctx.Done(); srv.Close() }()
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- err
+			}
+		}()
+	}
+	return sock, errs, nil
 }
 
 // cutConnections returns a dialer whose connections are closed one at a

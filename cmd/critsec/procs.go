@@ -83,14 +83,24 @@ func newProcCluster(dir, problem string, n int, args ...string) (*procCluster, e
 }
 
 // start starts node id, its standard error appended to DIR/node-I.log.
+// The cluster's trace is merged from the members' whole logs, so they
+// are never compacted.
 func (c *procCluster) start(id cs.ID) error {
+	return c.startAs(id, append([]string{"node", "--config", c.cfgPath, "--id", fmt.Sprint(id), "--compact-every", "0"}, c.args...))
+}
+
+// startRun starts member id as critsec run with args (flags, --, the
+// command), its standard output and error appended to DIR/node-I.log.
+func (c *procCluster) startRun(id cs.ID, args ...string) error {
+	return c.startAs(id, append([]string{"run", "--config", c.cfgPath, "--id", fmt.Sprint(id)}, args...))
+}
+
+func (c *procCluster) startAs(id cs.ID, args []string) error {
 	logf, err := os.OpenFile(filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	// The cluster's trace is merged from the members' whole logs, so they
-	// are never compacted.
-	cmd := exec.Command(c.exe, append([]string{"node", "--config", c.cfgPath, "--id", fmt.Sprint(id), "--compact-every", "0"}, c.args...)...)
+	cmd := exec.Command(c.exe, args...)
 	cmd.Env = append(os.Environ(), asMainEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,167 @@
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// logBuffer is a concurrency-safe log destination.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newTest(t *testing.T, script string, grace time.Duration, failed func(int)) (*Supervisor, *logBuffer) {
+	t.Helper()
+	var lb logBuffer
+	s, err := New(Config{Argv: []string{"sh", "-c", script}, Grace: grace, MinBackoff: 10 * time.Millisecond,
+		MaxBackoff: 80 * time.Millisecond, Healthy: time.Second, Failed: failed,
+		Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &lb
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestStopsGroup: a command and its child stop on SIGTERM at Stop, well
+// before the grace period, and none of the group is left.
+func TestStopsGroup(t *testing.T) {
+	s, lb := newTest(t, "sleep 60 & wait", 5*time.Second, nil)
+	s.Start()
+	var pgid int
+	waitFor(t, "the command and its child", func() bool { _, pgid = s.Running(); return pgid != 0 && GroupAlive(pgid) == 2 })
+	began := time.Now()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("Stop took %v for a command that ends on SIGTERM", took)
+	}
+	if n := GroupAlive(pgid); n != 0 {
+		t.Errorf("%d processes of the group left after Stop", n)
+	}
+	if !strings.Contains(lb.String(), "command stopped") {
+		t.Errorf("log does not say the command stopped:\n%s", lb)
+	}
+}
+
+// TestKillsAfterGrace: a command whose processes (a grandchild included)
+// ignore SIGTERM is killed with SIGKILL once the grace period has passed,
+// and Stop returns only when the whole group is gone.
+func TestKillsAfterGrace(t *testing.T) {
+	script := `trap "" TERM; (while :; do sleep 0.05; done) & while :; do sleep 0.05; done`
+	s, lb := newTest(t, script, 300*time.Millisecond, nil)
+	s.Start()
+	var pgid int
+	waitFor(t, "the command and its grandchild", func() bool { _, pgid = s.Running(); return pgid != 0 && GroupAlive(pgid) >= 2 })
+	began := time.Now()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took < 300*time.Millisecond {
+		t.Errorf("Stop returned after %v, before the grace period", took)
+	}
+	if n := GroupAlive(pgid); n != 0 {
+		t.Errorf("%d processes of the group left after Stop", n)
+	}
+	if !strings.Contains(lb.String(), "command killed: still running after the grace period") {
+		t.Errorf("log does not say the command was killed:\n%s", lb)
+	}
+}
+
+// TestRestartsWithBackoff: a command that exits at once is restarted
+// with a doubling backoff, each failure counted, until Stop.
+func TestRestartsWithBackoff(t *testing.T) {
+	var mu sync.Mutex
+	var counts []int
+	var at []time.Time
+	s, lb := newTest(t, "exit 3", time.Second, func(c int) {
+		mu.Lock()
+		counts, at = append(counts, c), append(at, time.Now())
+		mu.Unlock()
+	})
+	s.Start()
+	waitFor(t, "five failures", func() bool { mu.Lock(); defer mu.Unlock(); return len(counts) >= 5 })
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range counts[:5] {
+		if c != i+1 {
+			t.Fatalf("consecutive failures reported %v, want 1, 2, 3, ...", counts)
+		}
+	}
+	// Backoffs 10, 20, 40, 80 ms: the gap before the 5th failure is at
+	// least the 80 ms cap, longer than before the 2nd.
+	if g1, g4 := at[1].Sub(at[0]), at[4].Sub(at[3]); g4 < 80*time.Millisecond || g4 <= g1 {
+		t.Errorf("gaps between failures %v then %v: the backoff does not grow to its cap", g1, g4)
+	}
+	if !strings.Contains(lb.String(), "status=\"exit status 3\"") {
+		t.Errorf("log does not give the exit status:\n%s", lb)
+	}
+	if s.Starts() < 5 {
+		t.Errorf("%d starts for %d failures", s.Starts(), len(counts))
+	}
+}
+
+// TestLeftoverKilled: a command that exits leaving a child behind has the
+// child killed before it is restarted, so runs never pile up.
+func TestLeftoverKilled(t *testing.T) {
+	s, lb := newTest(t, "sleep 60 & sleep 0.2; exit 0", time.Second, nil)
+	s.Start()
+	var first int
+	waitFor(t, "the first run", func() bool { _, first = s.Running(); return first != 0 })
+	waitFor(t, "a restart", func() bool { return s.Starts() >= 2 })
+	if n := GroupAlive(first); n != 0 {
+		t.Errorf("the first run left %d processes behind", n)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(lb.String(), "command's leftover processes killed") {
+		t.Errorf("log does not say the leftover child was killed:\n%s", lb)
+	}
+}
+
+// TestNewRefuses: a missing command and bad durations are refused.
+func TestNewRefuses(t *testing.T) {
+	for _, c := range []Config{
+		{},
+		{Argv: []string{"/no/such/command"}},
+		{Argv: []string{"sh"}, Grace: -time.Second},
+		{Argv: []string{"sh"}, MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
