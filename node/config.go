@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,6 +38,9 @@ import (
 //	  ca: tls/ca.crt        # the cluster CA's certificate
 //	  cert: tls/node-{id}.crt  # this node's certificate and key; {id} is the node's id
 //	  key: tls/node-{id}.key
+//	detector:             # algorithms that take failure-detector input (ftraymond) only
+//	  heartbeat: 100ms    # the most a live link stays silent
+//	  timeout: 500ms      # a trusted peer silent this long is declared crashed
 //
 // Relative paths are relative to the file's directory. ReadConfig
 // refuses unknown fields, repeated keys and missing ones with one line
@@ -51,7 +55,29 @@ type Config struct {
 	Data string
 	// CA, Cert and Key are the TLS files; Cert and Key may contain {id}.
 	CA, Cert, Key string
+	// Detector is the failure detector's settings: on (Heartbeat > 0)
+	// exactly when the algorithm takes failure-detector input
+	// (cs.Detecting), with DefaultHeartbeat and DefaultTimeout unless the
+	// file's detector field says otherwise (docs/network.md, "Failure
+	// detection").
+	Detector DetectorConfig
 }
+
+// DetectorConfig is the network failure detector's settings.
+type DetectorConfig struct {
+	// Heartbeat is the longest a live link stays silent (the transport's
+	// Heartbeat): each end sends a frame at least this often.
+	Heartbeat time.Duration
+	// Timeout is how long a trusted peer may stay silent before it is
+	// declared crashed, for good.
+	Timeout time.Duration
+}
+
+// The detector's defaults.
+const (
+	DefaultHeartbeat = 100 * time.Millisecond
+	DefaultTimeout   = 500 * time.Millisecond
+)
 
 // maxConfigBytes bounds a configuration file.
 const maxConfigBytes = 1 << 20
@@ -59,6 +85,9 @@ const maxConfigBytes = 1 << 20
 // configFields are the fields of a configuration file besides the
 // problem's.
 var configFields = []string{"members", "data", "tls"}
+
+// optionalFields are the fields a configuration may leave out.
+var optionalFields = []string{"detector"}
 
 // specFields are the problem's fields (alg.Spec's JSON names).
 var specFields = []string{"alg", "n", "l", "k", "coterie", "quorums", "topology", "bounds", "clamp", "initial", "options"}
@@ -110,7 +139,7 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 	}
 	c := &Config{}
 	spec := map[string]any{}
-	var members, tlsNode *yaml.Node
+	var members, tlsNode, detNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
@@ -136,13 +165,16 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 			members = v
 		case k.Value == "tls":
 			tlsNode = v
+		case k.Value == "detector":
+			detNode = v
 		case k.Value == "data":
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" {
 				return nil, fail(v.Line, "data: want a directory name")
 			}
 			c.Data = v.Value
 		default:
-			return nil, fail(k.Line, "unknown field %q: the fields are %s, %s", k.Value, strings.Join(specFields, ", "), strings.Join(configFields, ", "))
+			return nil, fail(k.Line, "unknown field %q: the fields are %s, %s, %s", k.Value, strings.Join(specFields, ", "),
+				strings.Join(configFields, ", "), strings.Join(optionalFields, ", "))
 		}
 	}
 	for _, f := range append([]string{"alg"}, configFields...) {
@@ -166,6 +198,13 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 	}
 	if err := c.parseTLS(tlsNode); err != nil {
 		return nil, fail(tlsNode.Line, "tls: %v", err)
+	}
+	if err := c.parseDetector(detNode); err != nil {
+		line := 0
+		if detNode != nil {
+			line = detNode.Line
+		}
+		return nil, fail(line, "detector: %v", err)
 	}
 	dir := filepath.Dir(name)
 	for _, p := range []*string{&c.Data, &c.CA, &c.Cert, &c.Key} {
@@ -245,6 +284,50 @@ func NodeFile(pattern string, id cs.ID) string {
 	return strings.ReplaceAll(pattern, "{id}", strconv.Itoa(int(id)))
 }
 
+// parseDetector reads the detector field v (nil when absent): allowed only
+// for an algorithm that takes failure-detector input, which gets the
+// defaults without it.
+func (c *Config) parseDetector(v *yaml.Node) error {
+	ms, err := c.Problem.Machines()
+	if err != nil {
+		return err
+	}
+	_, detecting := ms[0].(cs.Detecting)
+	if !detecting {
+		if v != nil {
+			return fmt.Errorf("%s takes no failure-detector input: remove the field (ftraymond does)", c.Problem.Alg.Name)
+		}
+		return nil
+	}
+	c.Detector = DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout}
+	if v == nil {
+		return nil
+	}
+	var raw map[string]string
+	if err := v.Decode(&raw); err != nil {
+		return fmt.Errorf("want a mapping with heartbeat and timeout (durations such as 100ms): %s", yamlError(err))
+	}
+	for key, val := range raw {
+		d, err := time.ParseDuration(val)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s: %q is not a positive duration (such as 100ms)", key, val)
+		}
+		switch key {
+		case "heartbeat":
+			c.Detector.Heartbeat = d
+		case "timeout":
+			c.Detector.Timeout = d
+		default:
+			return fmt.Errorf("unknown field %q: the fields are heartbeat and timeout", key)
+		}
+	}
+	if c.Detector.Timeout < 3*c.Detector.Heartbeat {
+		return fmt.Errorf("timeout %v is under 3 heartbeats (%v): a live peer would be declared crashed for one late frame",
+			c.Detector.Timeout, 3*c.Detector.Heartbeat)
+	}
+	return nil
+}
+
 // Fingerprint is what every member must agree on: the resolved problem
 // (algorithm, n, bounds, coterie, topology, initial configuration,
 // options) and the members' addresses, one digest per field, so a
@@ -275,6 +358,7 @@ func (c *Config) Fingerprint() transport.Fingerprint {
 		{"initial", initial},
 		{"options", opts},
 		{"members", c.Members},
+		{"detector", []int64{int64(c.Detector.Heartbeat), int64(c.Detector.Timeout)}},
 	}
 	fp := make(transport.Fingerprint, len(fields))
 	for i, f := range fields {

@@ -19,6 +19,8 @@ type metrics struct {
 	pending             prometheus.Gauge       // 0 none, 1 entry, 2 exit
 	enterWait, exitWait prometheus.Histogram
 	fsync               prometheus.Histogram
+	suspicions, trusts  prometheus.Counter
+	detection           prometheus.Histogram
 	group               prometheus.Histogram
 }
 
@@ -41,7 +43,10 @@ func newMetrics(nd *Node) *metrics {
 	m.exitWait = hist("exit_wait_seconds", "From an Exit call taken by the machine to OutCS.", waitBuckets)
 	m.fsync = hist("log_fsync_seconds", "Duration of the write-ahead log's fsyncs (one per group commit).", prometheus.ExponentialBucketsRange(1e-5, 1, 16))
 	m.group = hist("log_group_inputs", "Inputs per group commit of the write-ahead log.", prometheus.ExponentialBuckets(1, 2, 9))
-	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group)
+	m.suspicions = prometheus.NewCounter(prometheus.CounterOpts(f("detector_crashes_total", "Peers the failure detector declared crashed (suspected after being trusted: final).")))
+	m.trusts = prometheus.NewCounter(prometheus.CounterOpts(f("detector_trusts_total", "Peers the failure detector began to trust.")))
+	m.detection = hist("detector_detection_seconds", "How long a peer declared crashed had been silent when it was (the detection time).", prometheus.ExponentialBucketsRange(1e-2, 10, 12))
+	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group, m.suspicions, m.trusts, m.detection)
 	stat := func(name, help string, v func() int64) {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(f(name, help)), func() float64 { return float64(v()) }))
 	}
@@ -50,6 +55,7 @@ func newMetrics(nd *Node) *metrics {
 	stat("retransmissions_total", "Data frames sent again after a reconnection.", func() int64 { return nd.tr.Stats().Retransmitted })
 	stat("duplicates_total", "Received frames dropped as already delivered.", func() int64 { return nd.tr.Stats().Duplicates })
 	stat("refused_connections_total", "Connections refused: failed TLS handshakes, wrong identities, bad hellos, configuration mismatches.", func() int64 { return nd.tr.Stats().RefusedConns })
+	stat("detector_returned_total", "Connections from peers declared crashed: a false suspicion, or a restart of a crashed member; each is refused.", func() int64 { return nd.tr.Stats().Returned })
 	stat("refused_frames_total", "Frames refused: oversized, malformed, unknown type or kind, out of sequence.", func() int64 { return nd.tr.Stats().RefusedFrames })
 	return m
 }

@@ -36,6 +36,11 @@ import (
 	"github.com/critsec/critsec/wal"
 )
 
+// ErrCrashed: a peer refuses this node because its failure detector
+// declared it crashed; the node stops (docs/network.md, "Failure
+// detection").
+var ErrCrashed = errors.New("declared crashed")
+
 // Errors of the application calls.
 var (
 	// ErrClosed: the node is closed, or stopped on an error (Err says
@@ -117,8 +122,15 @@ type Node struct {
 	// rp follows the log's records as a restart would replay them (its
 	// machine is the node's, stepped by the driver): the channels' state
 	// a snapshot records.
-	rp           *replay
-	beforeExit   func(context.Context) error
+	rp         *replay
+	beforeExit func(context.Context) error
+	// The failure detector (detect.go): its settings, whether the log
+	// was new (the first outputs suspect every peer), when it started,
+	// and the peers whose transport reports that they refuse this node.
+	det          DetectorConfig
+	detFresh     bool
+	detStart     time.Time
+	refused      <-chan cs.ID
 	compactEvery int // records; 0: never
 	nextCompact  int // the log's size at which to compact next
 	metrics      *metrics
@@ -175,14 +187,14 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 		log.Info("restored from the write-ahead log", "node", int(id), "records", rc.Records, "snapshot", rp.snapshots > 0,
 			"torn_bytes", rc.Torn, "state", rp.state.String(), "pending", rp.machine.Pending().String())
 	}
-	nd, err := start(cfg, id, o, log, rp, wl)
+	nd, err := start(cfg, id, o, log, rp, wl, rc.Records == 0)
 	if err != nil {
 		wl.Close()
 	}
 	return nd, err
 }
 
-func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *wal.Log) (*Node, error) {
+func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *wal.Log, fresh bool) (*Node, error) {
 	ident, err := transport.LoadIdentity(NodeFile(cfg.CA, id), NodeFile(cfg.Cert, id), NodeFile(cfg.Key, id))
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
@@ -199,9 +211,19 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 			peers[cs.ID(i+1)] = a
 		}
 	}
+	refused := make(chan cs.ID, len(peers))
 	tc := transport.Config{
 		Self: id, Listener: ln, Peers: peers, Identity: ident,
 		Fingerprint: rp.fp, Decode: cfg.Problem.Decoder(), Logger: log, Restore: rp.channels(),
+	}
+	if cfg.Detector.Heartbeat > 0 {
+		tc.Heartbeat = cfg.Detector.Heartbeat
+		tc.Refused = func(peer cs.ID) {
+			select {
+			case refused <- peer:
+			default:
+			}
+		}
 	}
 	if o.Transport != nil {
 		o.Transport(&tc)
@@ -216,6 +238,10 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
 		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
+		det: cfg.Detector, detFresh: fresh, refused: refused, detStart: time.Now(),
+	}
+	for _, j := range rp.crashed.Members() {
+		tr.Refuse(j) // declared crashed before the restart: still crashed
 	}
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
@@ -262,8 +288,15 @@ func (nd *Node) drive() {
 	)
 	// take gives one input to the machine and logs it; false stops the
 	// driver.
-	take := func(c *call, d *transport.Delivery) bool {
-		if c != nil {
+	take := func(c *call, d *transport.Delivery, fd *cs.Input) bool {
+		if fd != nil {
+			if err := eff.Step(nd.machine, *fd); err != nil {
+				nd.stop(fmt.Errorf("P%d: machine refused its detector's %s: %w", nd.id, fd, err))
+				return false
+			}
+			rec = appendDetect(rec[:0], time.Now().UnixNano(), *fd)
+			nd.rp.detected(*fd)
+		} else if c != nil {
 			if err := eff.Step(nd.machine, cs.Call(c.op)); err != nil {
 				c.reply <- err // refused: nothing happened, nothing to log
 				return true
@@ -290,38 +323,58 @@ func (nd *Node) drive() {
 			return false
 		}
 		a := action{effects: slices.Clone(eff.List), pending: nd.machine.Pending(), at: time.Now()}
-		if c != nil {
+		switch {
+		case c != nil:
 			a.reply = c.reply
-		} else {
+		case d != nil:
 			a.from, a.seq, a.kind = d.From, d.Seq, d.Msg.Kind()
 		}
 		acts = append(acts, a)
 		return true
 	}
+	tick, fds := nd.detectTicker()
+	defer tick.Stop()
 	for {
 		acts = acts[:0]
-		select {
-		case c := <-nd.calls:
-			if !take(&c, nil) {
+		if len(fds) == 0 {
+			select {
+			case c := <-nd.calls:
+				if !take(&c, nil, nil) {
+					return
+				}
+			case d := <-nd.tr.Inbox():
+				if !take(nil, &d, nil) {
+					return
+				}
+			case <-tick.C:
+				fds = nd.detect()
+			case peer := <-nd.refused:
+				nd.stop(fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
+					"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer))
+				return
+			case <-nd.done:
+				nd.stop(ErrClosed)
 				return
 			}
-		case d := <-nd.tr.Inbox():
-			if !take(nil, &d) {
-				return
-			}
-		case <-nd.done:
-			nd.stop(ErrClosed)
-			return
 		}
+		for _, in := range fds {
+			if !take(nil, nil, &in) {
+				return
+			}
+			if in.Kind == cs.InSuspect && nd.rp.crashed.Has(in.Who) {
+				nd.declared(in.Who)
+			}
+		}
+		fds = fds[:0]
 	more:
 		for len(acts) < maxBatch {
 			select {
 			case c := <-nd.calls:
-				if !take(&c, nil) {
+				if !take(&c, nil, nil) {
 					return
 				}
 			case d := <-nd.tr.Inbox():
-				if !take(nil, &d) {
+				if !take(nil, &d, nil) {
 					return
 				}
 			default:

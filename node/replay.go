@@ -17,10 +17,13 @@ import (
 //	'C' t, op                          a call of Entry (1) or Exit (2) the machine took
 //	'D' t, from, seq, kind, encoding   message seq of channel from -> id, delivered to the machine
 //	'A' to, seq                        the peer confirmed channel id -> to up to seq
+//	'F' t, 'S'|'T', j                  the failure detector began to suspect (S) or
+//	                                   trusted (T) peer j: an input of the machine
 //	'S' t, state, channels             a snapshot: the machine's state (AppendState)
 //	                                   and, for j = 1..n, channel id -> j's acked
 //	                                   seq and unconfirmed messages (kind, encoding),
-//	                                   then channel j -> id's last delivered seq
+//	                                   then channel j -> id's last delivered seq,
+//	                                   then the detector's trusted and crashed sets
 //
 // A snapshot replaces every record before it but the header (log
 // compaction, Node's CompactEvery): replay restores the machine from it
@@ -39,7 +42,16 @@ const (
 	recDeliver = 'D'
 	recAcked   = 'A'
 	recSnap    = 'S'
+	recDetect  = 'F'
 )
+
+func appendDetect(b []byte, t int64, in cs.Input) []byte {
+	kind := byte('S')
+	if in.Kind == cs.InTrust {
+		kind = 'T'
+	}
+	return binary.AppendUvarint(append(binary.AppendVarint(append(b, recDetect), t), kind), uint64(in.Who))
+}
 
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
@@ -85,8 +97,12 @@ type replay struct {
 	records   int
 	snapshots int // snapshot records taken
 	state     cs.State
-	out       map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
-	in        map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
+	// trusted and crashed are the failure detector's view (detected):
+	// the peers trusted since they were last suspected, and those
+	// suspected after being trusted, which are crashed for good.
+	trusted, crashed cs.Set
+	out              map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
+	in               map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
 }
 
 func newReplay(id cs.ID, n int, fp transport.Fingerprint, m cs.Machine, dec cs.Decoder) *replay {
@@ -153,6 +169,25 @@ func (r *replay) record(b []byte) error {
 			return err
 		}
 		return r.acked(to, seq)
+	case recDetect:
+		r.setTime(rd.Int())
+		in := cs.Input{Kind: cs.InSuspect}
+		switch rd.Byte() {
+		case 'S':
+		case 'T':
+			in.Kind = cs.InTrust
+		default:
+			rd.Fail("neither suspect nor trust")
+		}
+		in.Who = cs.ID(rd.Uint())
+		if err := rd.Done("detector output"); err != nil {
+			return err
+		}
+		if in.Who < 1 || int(in.Who) > r.n || in.Who == r.id {
+			return fmt.Errorf("a detector output about P%d, not a peer", in.Who)
+		}
+		r.detected(in)
+		return r.step(in, 0)
 	case recSnap:
 		if r.records != 2 {
 			return fmt.Errorf("a snapshot as record %d: a snapshot follows the header", r.records)
@@ -160,6 +195,19 @@ func (r *replay) record(b []byte) error {
 		return r.snapshot(rd)
 	}
 	return fmt.Errorf("record type %q unknown", typ)
+}
+
+// detected takes a failure-detector output into the detector's view: a
+// trusted peer suspected is crashed (class T: suspected after being
+// trusted means crashed).
+func (r *replay) detected(in cs.Input) {
+	switch {
+	case in.Kind == cs.InTrust:
+		r.trusted.Add(in.Who)
+	case r.trusted.Has(in.Who):
+		r.trusted.Remove(in.Who)
+		r.crashed.Add(in.Who)
+	}
 }
 
 // delivered takes delivery seq on channel from -> id: the next one.
@@ -213,7 +261,7 @@ func (r *replay) appendSnapshot(b []byte) []byte {
 		}
 		b = binary.AppendUvarint(b, r.in[cs.ID(j)])
 	}
-	return b
+	return r.crashed.AppendBinary(r.trusted.AppendBinary(b))
 }
 
 // snapshot takes an 'S' record (after its type byte): the machine, fresh,
@@ -250,6 +298,7 @@ func (r *replay) snapshot(rd *cs.Reader) error {
 			rd.Fail("a count on the channel from the node itself")
 		}
 	}
+	r.trusted, r.crashed = rd.Set(r.n), rd.Set(r.n)
 	if err := rd.Done("snapshot"); err != nil {
 		return err
 	}
@@ -296,9 +345,14 @@ func (r *replay) step(in cs.Input, seq uint64) error {
 	}
 	t := float64(r.t) / 1e9
 	if r.event != nil {
-		if in.Kind == cs.InReceive {
+		switch in.Kind {
+		case cs.InReceive:
 			r.event(trace.Event{T: t, Ev: trace.EvRecv, Node: r.id, From: in.From, Msg: in.Msg.Kind(), Seq: seq})
-		} else {
+		case cs.InSuspect:
+			r.event(trace.Event{T: t, Ev: trace.EvSuspect, Node: r.id, Who: in.Who})
+		case cs.InTrust:
+			r.event(trace.Event{T: t, Ev: trace.EvTrust, Node: r.id, Who: in.Who})
+		default:
 			r.event(trace.Event{T: t, Ev: trace.EvRequest, Node: r.id, Op: in.Op().String()})
 		}
 	}

@@ -58,13 +58,18 @@ func TraceFromLog(cfg *Config, id cs.ID, event func(trace.Event)) (int, error) {
 // (after they stopped). A recv's t is always later than its send's (the
 // receiver took the message after the sender committed the input that
 // sent it), so the merge keeps every message's send before its recv, and
-// a node's state changes in the order the others could see them.
-func WriteClusterTrace(cfg *Config, w io.Writer) (int, error) {
+// a node's state changes in the order the others could see them. extra
+// events, such as the crash of a member killed by the caller at a known
+// time, are merged in by t too.
+func WriteClusterTrace(cfg *Config, w io.Writer, extra ...trace.Event) (int, error) {
 	type stamped struct {
 		ev  trace.Event
 		seq int
 	}
 	var evs []stamped
+	for _, e := range extra {
+		evs = append(evs, stamped{e, len(evs)})
+	}
 	for id := cs.ID(1); int(id) <= cfg.Problem.Params.N; id++ {
 		if _, err := TraceFromLog(cfg, id, func(e trace.Event) { evs = append(evs, stamped{e, len(evs)}) }); err != nil {
 			return 0, fmt.Errorf("P%d: %w", id, err)

@@ -104,7 +104,15 @@ type Config struct {
 	// Restore, when not nil, is the state of the channels as the node's
 	// log rebuilt it at a restart; nil starts every channel afresh.
 	Restore *Channels
+	// Refused, when not nil, is called when a peer refuses this node
+	// because it declared this node crashed (see Refuse): this incarnation
+	// of the node must stop.
+	Refused func(peer cs.ID)
 }
+
+// RefusedCrashed is the reason a transport gives a peer it refuses after
+// Refuse: the peer was declared crashed.
+const RefusedCrashed = "declared crashed: this incarnation of the member may not rejoin"
 
 // Channels is the state of a node's channels that its write-ahead log
 // rebuilds after a restart (docs/network.md, "Durability"): the node
@@ -156,6 +164,10 @@ type Stats struct {
 	// malformed, of unknown type, out of sequence, or carrying a message
 	// the decoder refuses.
 	RefusedFrames int64
+	// Returned counts the connections of peers declared crashed
+	// (Refuse), each refused with RefusedCrashed: a false suspicion, or
+	// a restart of a crashed member.
+	Returned int64
 }
 
 // Errors of Send.
@@ -182,7 +194,13 @@ type Transport struct {
 	conns map[net.Conn]struct{}
 	pre   chan struct{} // a slot per connection not yet past its Hello
 
-	sent, delivered, retransmitted, duplicates, reconnects, refusedConns, refusedFrames atomic.Int64
+	// heard[j] is when a frame last came from peer j, on either of the
+	// two connections (Unix nanoseconds, 0: never); refused[j] is set by
+	// Refuse.
+	heard   map[cs.ID]*atomic.Int64
+	refused map[cs.ID]*atomic.Bool
+
+	sent, delivered, retransmitted, duplicates, reconnects, refusedConns, refusedFrames, returned atomic.Int64
 }
 
 // New validates cfg and starts the transport: it accepts on cfg.Listener
@@ -231,6 +249,7 @@ func New(cfg Config) (*Transport, error) {
 		inbox: make(chan Delivery, 256),
 		conns: map[net.Conn]struct{}{},
 		pre:   make(chan struct{}, maxUnauthenticated),
+		heard: map[cs.ID]*atomic.Int64{}, refused: map[cs.ID]*atomic.Bool{},
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -241,6 +260,7 @@ func New(cfg Config) (*Transport, error) {
 	for _, id := range slices.Sorted(maps.Keys(cfg.Peers)) {
 		t.out[id] = &link{t: t, to: id, addr: cfg.Peers[id], wake: make(chan struct{}, 1)}
 		t.in[id] = &inbound{wake: make(chan struct{}, 1)}
+		t.heard[id], t.refused[id] = &atomic.Int64{}, &atomic.Bool{}
 	}
 	if err := t.restore(cfg.Restore); err != nil {
 		return nil, err
@@ -295,6 +315,49 @@ func (t *Transport) Acked(to cs.ID) uint64 {
 	return l.acked
 }
 
+// LastHeard returns when a frame last came from peer j, on either of its
+// two connections (data, pings, acknowledgements: a live peer sends one
+// per Heartbeat at least), or the zero time if never since the transport
+// started.
+func (t *Transport) LastHeard(j cs.ID) time.Time {
+	h := t.heard[j]
+	if h == nil || h.Load() == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, h.Load())
+}
+
+func (t *Transport) hear(j cs.ID) {
+	if h := t.heard[j]; h != nil {
+		h.Store(time.Now().UnixNano())
+	}
+}
+
+// Refuse cuts peer j off for good: the connections to and from it are
+// closed, no more are dialed, its connections are refused with
+// RefusedCrashed (so that, if it is alive after all, it learns that it
+// was declared crashed), and messages sent to it are dropped. A node
+// calls it when its failure detector declares j crashed.
+func (t *Transport) Refuse(j cs.ID) {
+	r := t.refused[j]
+	if r == nil || r.Swap(true) {
+		return
+	}
+	t.log.Warn("peer declared crashed: refusing it from now on", "peer", int(j))
+	in := t.in[j]
+	in.mu.Lock()
+	if in.current != nil {
+		in.current.Close()
+	}
+	in.mu.Unlock()
+	poke(t.out[j].wake) // its session notices and ends
+}
+
+func (t *Transport) isRefused(j cs.ID) bool {
+	r := t.refused[j]
+	return r != nil && r.Load()
+}
+
 // Inbox is the channel of deliveries, in order per sender. The consumer
 // confirms each (Confirm) once it has made it durable.
 func (t *Transport) Inbox() <-chan Delivery { return t.inbox }
@@ -313,6 +376,9 @@ func (t *Transport) Send(to cs.ID, m cs.Message) (uint64, error) {
 	l := t.out[to]
 	if l == nil {
 		return 0, fmt.Errorf("transport: send to P%d, which is not a member", to)
+	}
+	if t.isRefused(to) {
+		return 0, nil // declared crashed: nothing will reach it
 	}
 	frameBytes := appendData(nil, 0, m) // checked against the limit with a zero seq
 	if len(frameBytes)-4+binaryMaxVarint > t.cfg.MaxFrame {
@@ -350,6 +416,7 @@ func (t *Transport) Stats() Stats {
 		Sent: t.sent.Load(), Delivered: t.delivered.Load(),
 		Retransmitted: t.retransmitted.Load(), Duplicates: t.duplicates.Load(),
 		Reconnects: t.reconnects.Load(), RefusedConns: t.refusedConns.Load(), RefusedFrames: t.refusedFrames.Load(),
+		Returned: t.returned.Load(),
 	}
 }
 
@@ -463,7 +530,7 @@ func (l *link) run() {
 			l.t.reconnects.Add(1)
 		}
 		established, err := l.session()
-		if l.t.ctx.Err() != nil {
+		if l.t.ctx.Err() != nil || l.t.isRefused(l.to) {
 			return
 		}
 		if established {
@@ -513,11 +580,15 @@ func (l *link) session() (established bool, err error) {
 	case frameRefuse:
 		t.refusedConns.Add(1)
 		t.log.Error("peer refused the connection", "peer", int(l.to), "reason", string(f.body))
+		if string(f.body) == RefusedCrashed && t.cfg.Refused != nil {
+			t.cfg.Refused(l.to)
+		}
 		return false, errors.New("refused: " + string(f.body))
 	case frameWelcome:
 	default:
 		return false, fmt.Errorf("%w: frame type %d instead of a welcome", errFrame, f.typ)
 	}
+	t.hear(l.to)
 	confirmed, err := parseSeq(f.body)
 	if err == nil {
 		err = l.ack(confirmed)
@@ -539,6 +610,7 @@ func (l *link) session() (established bool, err error) {
 			}
 			var seq uint64
 			if err == nil {
+				t.hear(l.to)
 				seq, err = parseSeq(f.body)
 			}
 			if err == nil {
@@ -579,6 +651,9 @@ func (l *link) session() (established bool, err error) {
 			if _, err := conn.Write(buf); err != nil {
 				return true, err
 			}
+		}
+		if t.isRefused(l.to) {
+			return true, errors.New("peer declared crashed")
 		}
 		select {
 		case <-l.wake:
@@ -720,6 +795,12 @@ func (t *Transport) serve(raw net.Conn) {
 		conn.Write(appendFrame(nil, frameRefuse, []byte("configuration field "+field+" differs")))
 		return
 	}
+	if t.isRefused(peer) {
+		t.returned.Add(1)
+		t.refuse(raw, "peer declared crashed", "peer", int(peer))
+		conn.Write(appendFrame(nil, frameRefuse, []byte(RefusedCrashed)))
+		return
+	}
 
 	release()
 
@@ -784,6 +865,10 @@ func (t *Transport) serve(raw net.Conn) {
 			}
 			return
 		}
+		if t.isRefused(peer) {
+			return
+		}
+		t.hear(peer)
 		switch f.typ {
 		case framePing:
 			if len(f.body) != 0 {

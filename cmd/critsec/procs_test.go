@@ -129,3 +129,86 @@ func TestNodeKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultTolerantKilled: ftraymond (n = 4, k = 2) as four real
+// processes with the network failure detector (heartbeat 50 ms, timeout
+// 250 ms). P1 and P2 are InCS and P3 waits when P1 is killed with
+// SIGKILL: P3 enters within the detection time, and the live members go
+// on entering and exiting. The merged trace, with P1's crash at the kill
+// time, passes the trace checker and holds the detectors' suspicions.
+func TestFaultTolerantKilled(t *testing.T) {
+	c, err := newProcCluster(t.TempDir(), "alg: ftraymond\nn: 4\nk: 2\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for id := cs.ID(1); id <= 4; id++ {
+		if err := c.start(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := cs.ID(1); id <= 4; id++ {
+		if err := c.ready(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do := func(id cs.ID, op string) node.StatusJSON {
+		t.Helper()
+		ctl := c.ctl(id)
+		defer ctl.Close()
+		a, err := ctl.Do(ctx, op, 10*time.Second)
+		if err != nil {
+			t.Fatalf("P%d %s: %v", id, op, err)
+		}
+		return a
+	}
+	do(1, "enter")
+	do(2, "enter")
+	time.Sleep(300 * time.Millisecond) // every detector trusts every peer
+	entered := make(chan time.Time, 1)
+	go func() {
+		do(3, "enter")
+		entered <- time.Now()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if a := do(3, "status"); a.State != "OutCS" {
+		t.Fatalf("P3 entered with P1 and P2 InCS and k = 2: %+v", a)
+	}
+	c.kill(1)
+	killed := time.Now()
+	at := <-entered
+	recovery := at.Sub(killed)
+	if recovery > time.Second {
+		t.Errorf("P3 entered %v after P1 was killed: over a second", recovery)
+	}
+	t.Logf("P3 entered %v after P1 was killed", recovery)
+	for range 3 {
+		do(2, "exit")
+		do(4, "enter")
+		do(3, "exit")
+		do(2, "enter")
+		do(4, "exit")
+		do(3, "enter")
+	}
+	c.stop()
+	var b bytes.Buffer
+	crash := trace.Event{T: float64(killed.UnixNano()) / 1e9, Ev: trace.EvCrash, Node: 1}
+	if _, err := node.WriteClusterTrace(c.cfg, &b, crash); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	rep, err := trace.Check(&b)
+	if err != nil || rep.Violation != nil {
+		t.Fatalf("merged trace: %v %v", err, rep.Violation)
+	}
+	if rep.MaxInCS > 2 || rep.Entries[3] < 4 || rep.Entries[4] < 3 {
+		t.Errorf("merged trace: max %d InCS, entries %v", rep.MaxInCS, rep.Entries)
+	}
+	for _, want := range []string{`"ev":"crash","node":1`, `"ev":"suspect","node":2,"who":1`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("merged trace has no %s", want)
+		}
+	}
+}

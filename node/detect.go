@@ -1,0 +1,81 @@
+package node
+
+import (
+	"time"
+
+	"github.com/critsec/critsec/cs"
+)
+
+// The failure detector of a node whose machine takes failure-detector
+// input (cs.Detecting; docs/network.md, "Failure detection"): a trusting
+// detector (class T, package detector) over the transport's heartbeats.
+//
+//   - On a new log it suspects every peer (a T module trusts nobody
+//     before its first output), as the simulator's T modules do.
+//   - A peer heard from since the node started (any frame, on either of
+//     its two connections: data, pings, acknowledgements) is trusted.
+//   - A trusted peer silent for Timeout is suspected, and that is final:
+//     it is crashed for this node, its connections are refused for good
+//     (transport.Refuse) and, if it is alive after all, it learns it
+//     from the refusal and stops (ErrCrashed). So a process suspected
+//     after being trusted never acts again in the cluster: trusting
+//     accuracy holds by construction, at the price of a live process
+//     stopped on a false suspicion, which is counted.
+//
+// The outputs are inputs of the machine like calls and deliveries:
+// logged (record 'F') before their effects, replayed at a restart.
+
+// detectTicker returns the detector's ticker (one that never fires when
+// the detector is off) and its first outputs: on a new log, a suspicion
+// of every peer.
+func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
+	if nd.det.Heartbeat == 0 {
+		t := time.NewTicker(time.Hour)
+		t.Stop()
+		return t, nil
+	}
+	var first []cs.Input
+	if nd.detFresh {
+		for _, j := range nd.peers {
+			first = append(first, cs.Input{Kind: cs.InSuspect, Who: j})
+		}
+	}
+	return time.NewTicker(nd.det.Heartbeat / 2), first
+}
+
+// detect returns the detector's new outputs: a trust of each peer heard
+// from that is not trusted yet, a suspicion of each trusted peer silent
+// for the timeout.
+func (nd *Node) detect() []cs.Input {
+	var out []cs.Input
+	now := time.Now()
+	for _, j := range nd.peers {
+		if nd.rp.crashed.Has(j) {
+			continue
+		}
+		heard := nd.tr.LastHeard(j)
+		switch {
+		case !nd.rp.trusted.Has(j) && heard.After(nd.detStart):
+			out = append(out, cs.Input{Kind: cs.InTrust, Who: j})
+			nd.metrics.trusts.Inc()
+		case nd.rp.trusted.Has(j):
+			last := heard
+			if last.Before(nd.detStart) {
+				last = nd.detStart // silent since this node started: count from then
+			}
+			if silent := now.Sub(last); silent > nd.det.Timeout {
+				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
+				nd.metrics.detection.Observe(silent.Seconds())
+			}
+		}
+	}
+	return out
+}
+
+// declared acts on the suspicion of trusted peer j, once logged: j is
+// crashed, for good.
+func (nd *Node) declared(j cs.ID) {
+	nd.tr.Refuse(j)
+	nd.metrics.suspicions.Inc()
+	nd.log.Warn("peer declared crashed", "peer", int(j), "silent_for_more_than", nd.det.Timeout.String())
+}
