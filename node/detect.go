@@ -45,10 +45,19 @@ func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
 
 // detect returns the detector's new outputs: a trust of each peer heard
 // from that is not trusted yet, a suspicion of each trusted peer silent
-// for the timeout.
+// for the timeout. A round that comes late (more than a heartbeat after
+// the previous one: this process was paused, or its driver waited on a
+// slow fsync) suspects nobody: the transport's readers may not have run
+// either, so a peer's silence would be this node's own. The next round,
+// half a heartbeat later, judges on fresh evidence.
 func (nd *Node) detect() []cs.Input {
 	var out []cs.Input
 	now := time.Now()
+	late := !nd.lastDetect.IsZero() && now.Sub(nd.lastDetect) > nd.det.Heartbeat
+	nd.lastDetect = now
+	if late {
+		nd.metrics.lateRounds.Inc()
+	}
 	for _, j := range nd.peers {
 		if nd.rp.crashed.Has(j) {
 			continue
@@ -63,7 +72,7 @@ func (nd *Node) detect() []cs.Input {
 			if last.Before(nd.detStart) {
 				last = nd.detStart // silent since this node started: count from then
 			}
-			if silent := now.Sub(last); silent > nd.det.Timeout {
+			if silent := now.Sub(last); silent > nd.det.Timeout && !late {
 				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
 				nd.metrics.detection.Observe(silent.Seconds())
 			}

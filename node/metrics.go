@@ -20,6 +20,7 @@ type metrics struct {
 	enterWait, exitWait prometheus.Histogram
 	fsync               prometheus.Histogram
 	suspicions, trusts  prometheus.Counter
+	lateRounds          prometheus.Counter
 	detection           prometheus.Histogram
 	group               prometheus.Histogram
 }
@@ -44,9 +45,10 @@ func newMetrics(nd *Node) *metrics {
 	m.fsync = hist("log_fsync_seconds", "Duration of the write-ahead log's fsyncs (one per group commit).", prometheus.ExponentialBucketsRange(1e-5, 1, 16))
 	m.group = hist("log_group_inputs", "Inputs per group commit of the write-ahead log.", prometheus.ExponentialBuckets(1, 2, 9))
 	m.suspicions = prometheus.NewCounter(prometheus.CounterOpts(f("detector_crashes_total", "Peers the failure detector declared crashed (suspected after being trusted: final).")))
+	m.lateRounds = prometheus.NewCounter(prometheus.CounterOpts(f("detector_late_rounds_total", "Detector rounds that came more than a heartbeat late (a paused process or a slow fsync) and so suspected nobody.")))
 	m.trusts = prometheus.NewCounter(prometheus.CounterOpts(f("detector_trusts_total", "Peers the failure detector began to trust.")))
 	m.detection = hist("detector_detection_seconds", "How long a peer declared crashed had been silent when it was (the detection time).", prometheus.ExponentialBucketsRange(1e-2, 10, 12))
-	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group, m.suspicions, m.trusts, m.detection)
+	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group, m.suspicions, m.trusts, m.lateRounds, m.detection)
 	stat := func(name, help string, v func() int64) {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(f(name, help)), func() float64 { return float64(v()) }))
 	}

@@ -130,6 +130,7 @@ type Node struct {
 	det          DetectorConfig
 	detFresh     bool
 	detStart     time.Time
+	lastDetect   time.Time // when the detector last ran (driver only)
 	refused      <-chan cs.ID
 	compactEvery int // records; 0: never
 	nextCompact  int // the log's size at which to compact next

@@ -6,6 +6,7 @@
 // also kmutex), fsync on and off on both sides; it prints a table.
 //
 //	cd bench/etcd && go run . -duration 5s -entries 300
+//	cd bench/etcd && go run . -crash     # recovery from a holder killed with SIGKILL
 //
 // It is its own module so that critsec's module does not depend on etcd.
 package main
@@ -194,7 +195,27 @@ func main() {
 	n := flag.Int("n", 5, "clients contending (and critsec nodes)")
 	members := flag.Int("members", 1, "etcd members")
 	d := flag.Duration("duration", 5*time.Second, "duration of each measurement")
+	crash := flag.Bool("crash", false, "measure recovery from a holder killed with SIGKILL instead (crash.go)")
+	holderKind := flag.String("holder", "", "internal: run as the holder process of -crash (etcd, critsec, critsec-node)")
+	endpoint := flag.String("endpoint", "", "internal: the holder's etcd endpoint")
+	ttl := flag.Int("ttl", 1, "internal: the holder's etcd session TTL in seconds")
+	config := flag.String("config", "", "internal: the holder's critsec cluster configuration")
+	id := flag.Int("id", 0, "internal: the holder's critsec node id")
 	flag.Parse()
+	if *holderKind != "" {
+		if err := runHolder(*holderKind, *endpoint, *ttl, *config, *id); err != nil {
+			fmt.Fprintln(os.Stderr, "etcdbench: holder:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *crash {
+		if err := runCrash(); err != nil {
+			fmt.Fprintln(os.Stderr, "etcdbench: crash:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *n < 2 || *members < 1 || *d <= 0 {
 		fmt.Fprintln(os.Stderr, "etcdbench: need -n >= 2, -members >= 1 and -duration > 0")
 		os.Exit(2)
