@@ -46,10 +46,12 @@ func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
 // detect returns the detector's new outputs: a trust of each peer heard
 // from that is not trusted yet, a suspicion of each trusted peer silent
 // for the timeout. A round that comes late (more than a heartbeat after
-// the previous one: this process was paused, or its driver waited on a
-// slow fsync) suspects nobody: the transport's readers may not have run
-// either, so a peer's silence would be this node's own. The next round,
-// half a heartbeat later, judges on fresh evidence.
+// the previous one: this process was paused — on a virtual machine, often
+// with every other process —, or its driver waited on a slow fsync)
+// suspects nobody, and silence is counted again from it, as from the
+// node's start: the transport's readers did not run either, and the
+// peers, paused too, have not sent since, so their silence would be this
+// node's own.
 func (nd *Node) detect() []cs.Input {
 	var out []cs.Input
 	now := time.Now()
@@ -57,6 +59,7 @@ func (nd *Node) detect() []cs.Input {
 	nd.lastDetect = now
 	if late {
 		nd.metrics.lateRounds.Inc()
+		nd.resumed = now
 	}
 	for _, j := range nd.peers {
 		if nd.rp.crashed.Has(j) {
@@ -72,7 +75,10 @@ func (nd *Node) detect() []cs.Input {
 			if last.Before(nd.detStart) {
 				last = nd.detStart // silent since this node started: count from then
 			}
-			if silent := now.Sub(last); silent > nd.det.Timeout && !late {
+			if last.Before(nd.resumed) {
+				last = nd.resumed // or since it resumed from a pause
+			}
+			if silent := now.Sub(last); silent > nd.det.Timeout {
 				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
 				nd.metrics.detection.Observe(silent.Seconds())
 			}

@@ -131,6 +131,7 @@ type Node struct {
 	detFresh     bool
 	detStart     time.Time
 	lastDetect   time.Time // when the detector last ran (driver only)
+	resumed      time.Time // its last late round (driver only)
 	refused      <-chan cs.ID
 	compactEvery int // records; 0: never
 	nextCompact  int // the log's size at which to compact next
