@@ -2,8 +2,9 @@
 // (issue 16, item 3): the same n clients, k permits and workload (CS time
 // 0, every client loops enter -> exit) on an embedded etcd cluster, with
 // etcd's concurrency.Mutex for k = 1 and the k-permit Semaphore recipe
-// for k > 1, and on an in-process critsec cluster (raymond, and for k > 1
-// also kmutex), fsync on and off on both sides; it prints a table.
+// for k > 1, and on an in-process critsec cluster (raymond, forest, and
+// for k > 1 also kmutex), fsync on and off on both sides; it prints a
+// table.
 //
 //	cd bench/etcd && go run . -duration 5s -entries 300
 //	cd bench/etcd && go run . -crash     # recovery from a holder killed with SIGKILL
@@ -233,10 +234,13 @@ func main() {
 			}
 			// raymond is Raymond's permission-based k-mutex (n - k
 			// permissions, two message delays uncontended); kmutex the
-			// quorum k-mutex of the (l,k)-GCS paper (six delays).
-			algs := []string{"raymond", "kmutex"}
+			// quorum k-mutex of the (l,k)-GCS paper (six delays); forest
+			// the token k-mutex of Bulgannawar and Vaidya (k tokens; k = 1
+			// is Naimi-Trehel), where a client that holds a token and asks
+			// again enters with no message.
+			algs := []string{"raymond", "kmutex", "forest"}
 			if c.k == 1 {
-				algs = algs[:1]
+				algs = []string{"raymond", "forest"}
 			}
 			for _, alg := range algs {
 				r, err := runCritsec(alg, *n, c.clients, c.k, !fsync, *d)
