@@ -133,8 +133,9 @@ type Node struct {
 	lastDetect   time.Time // when the detector last ran (driver only)
 	resumed      time.Time // its last late round (driver only)
 	refused      <-chan cs.ID
-	compactEvery int // records; 0: never
-	nextCompact  int // the log's size at which to compact next
+	compactEvery int                     // records; 0: never
+	fresh        func() (*replay, error) // a replay with a fresh machine (loadsBack)
+	nextCompact  int                     // the log's size at which to compact next
 	metrics      *metrics
 	called       time.Time // when the pending call was taken (driver only)
 	calls        chan call
@@ -236,7 +237,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		return nil, err
 	}
 	nd := &Node{
-		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl, rp: rp,
+		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl, rp: rp, fresh: freshReplay(cfg, rp),
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
 		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
@@ -506,6 +507,11 @@ func (nd *Node) compact() error {
 	if len(snap) > wal.MaxRecord {
 		nd.log.Warn("log not compacted: the snapshot is larger than a record may be (messages waiting for a peer?)",
 			"bytes", len(snap), "max", wal.MaxRecord)
+		return nil
+	}
+	if err := loadsBack(nd.rp, nd.fresh, snap); err != nil {
+		nd.log.Warn("log not compacted, and compaction turned off: the snapshot does not load back", "err", err)
+		nd.compactEvery = 0
 		return nil
 	}
 	if err := nd.wal.Rewrite([][]byte{appendHeader(nil, nd.id, nd.rp.fp), snap}); err != nil {

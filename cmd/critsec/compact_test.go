@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/node"
+	"github.com/critsec/critsec/wal"
+)
+
+// TestNodeKilledCompacted: real critsec node processes compacting their
+// logs every 4 records (node.TestRestartCompacted does it in process).
+// After rounds of entries (so every node has compacted several times),
+// P3's request waits on P1, P3 is killed with SIGKILL and restarted from
+// its compacted log: its request is pending again and completes when P1
+// exits. P1 killed InCS comes back InCS. Every node's log stays within
+// the threshold plus one group (at most 12 records; without compaction
+// each would hold 26).
+func TestNodeKilledCompacted(t *testing.T) {
+	c, err := newProcCluster(t.TempDir(), "alg: raymond\nn: 3\nk: 1\n", 3, "--compact-every", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for id := cs.ID(1); id <= 3; id++ {
+		if err := c.start(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := cs.ID(1); id <= 3; id++ {
+		if err := c.ready(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do := func(id cs.ID, op string) node.StatusJSON {
+		t.Helper()
+		ctl := c.ctl(id)
+		defer ctl.Close()
+		a, err := ctl.Do(ctx, op, 10*time.Second)
+		if err != nil {
+			t.Fatalf("P%d %s: %v", id, op, err)
+		}
+		return a
+	}
+	restart := func(id cs.ID) {
+		t.Helper()
+		c.kill(id)
+		if err := c.start(id); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ready(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		for id := cs.ID(1); id <= 3; id++ {
+			do(id, "enter")
+			do(id, "exit")
+		}
+	}
+	do(1, "enter")
+	go func() { // its answer is lost with the process
+		ctl := c.ctl(3)
+		defer ctl.Close()
+		ctl.Do(ctx, "enter", 10*time.Second)
+	}()
+	for do(3, "status").Pending != "entry" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	restart(3)
+	if a := do(3, "status"); a.State != "OutCS" || a.Pending != "entry" {
+		t.Fatalf("P3 restarted: %+v, want its entry pending", a)
+	}
+	do(1, "exit")
+	for do(3, "status").State != "InCS" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	do(3, "exit")
+	do(1, "enter")
+	restart(1)
+	if a := do(1, "status"); a.State != "InCS" || a.Pending != "none" {
+		t.Fatalf("P1 killed InCS, restarted: %+v", a)
+	}
+	do(1, "exit")
+	do(2, "enter")
+	do(2, "exit")
+	c.stop()
+	for id := cs.ID(1); id <= 3; id++ {
+		rc, err := wal.Read(node.LogPath(c.cfg, id), func([]byte) error { return nil })
+		if err != nil || rc.Records > 4+8 { // the threshold and the group that crossed it; 26 uncompacted
+			t.Errorf("P%d's log: %d records, %v", id, rc.Records, err)
+		}
+	}
+}
