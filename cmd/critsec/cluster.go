@@ -59,8 +59,8 @@ func init() {
 	f := clusterCmd.Flags()
 	f.IntVar(&clusterFlags.n, "n", 5, "number of nodes")
 	f.StringVar(&clusterFlags.alg, "alg", "gcs", "algorithm (critsec algorithms)")
-	f.IntVar(&clusterFlags.l, "l", 0, "at least l processes InCS (global (l,k)-CS)")
-	f.IntVar(&clusterFlags.k, "k", 1, "at most k processes InCS")
+	f.IntVar(&clusterFlags.l, "l", 0, "at least l processes InCS (global (l,k)-CS; default: the algorithm's, as in sim)")
+	f.IntVar(&clusterFlags.k, "k", 0, "at most k processes InCS (default: the algorithm's, as in sim)")
 	f.DurationVar(&clusterFlags.duration, "duration", 20*time.Second, "how long the clients loop")
 	f.BoolVar(&clusterFlags.chaos, "chaos", false, "cut connections and kill and restart nodes")
 	f.IntVar(&clusterFlags.kills, "kills", 3, "with --chaos: how many times a node is killed (0..20)")
@@ -83,10 +83,20 @@ func runCluster(c *cobra.Command, _ []string) error {
 	case f.cut < 10*time.Millisecond:
 		return badInput("cluster: --cut %s: give at least 10ms", f.cut)
 	}
-	problem := fmt.Sprintf("alg: %s\nn: %d\nl: %d\nk: %d\n", f.alg, f.n, f.l, f.k)
-	if _, err := node.ParseConfig("--alg", []byte(problem+"members:\n"+membersYAML(f.n)+"data: d\ntls:\n  ca: a\n  cert: b\n  key: c\n")); err != nil {
+	problem := fmt.Sprintf("alg: %s\nn: %d\n", f.alg, f.n)
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"l", f.l}, {"k", f.k}} {
+		if c.Flags().Changed(b.name) { // otherwise the algorithm's default, as in sim
+			problem += fmt.Sprintf("%s: %d\n", b.name, b.v)
+		}
+	}
+	probe, err := node.ParseConfig("--alg", []byte(problem+"members:\n"+membersYAML(f.n)+"data: d\ntls:\n  ca: a\n  cert: b\n  key: c\n"))
+	if err != nil {
 		return badInput("cluster: %v", err)
 	}
+	l, k := probe.Problem.Params.L, probe.Problem.Params.K
 	dir := f.dir
 	if dir == "" {
 		var err error
@@ -109,7 +119,7 @@ func runCluster(c *cobra.Command, _ []string) error {
 	}
 	defer pc.stop()
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "cluster: %s n=%d l=%d k=%d, %s, fsync %v, chaos %v, files in %s\n", f.alg, f.n, f.l, f.k, f.duration, f.fsync, f.chaos, dir)
+	fmt.Fprintf(out, "cluster: %s n=%d l=%d k=%d, %s, fsync %v, chaos %v, files in %s\n", f.alg, f.n, l, k, f.duration, f.fsync, f.chaos, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for id := cs.ID(1); int(id) <= f.n; id++ {
