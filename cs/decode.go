@@ -371,3 +371,18 @@ func (r *Reader) ID(n int) ID {
 	}
 	return ID(v)
 }
+
+// Count reads an AppendInt length of a list whose elements take at least
+// a byte each, so that it cannot exceed the bytes left; what names the
+// list for the error. After an error it returns 0, so a loop over the
+// count ends at once.
+func (r *Reader) Count(what string) int {
+	c := r.Int()
+	if r.err == nil && (c < 0 || c > int64(len(r.b))) {
+		r.Fail(what + " longer than its input")
+	}
+	if r.err != nil {
+		return 0
+	}
+	return int(c)
+}

@@ -591,10 +591,7 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	m.clock, m.seq = r.Int(), r.Int()
 	m.held, m.deferred = r.Set(m.n), r.Set(m.n)
 	m.lock = stamp{seq: r.Int(), id: r.ID(m.n)}
-	c := r.Int()
-	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
-		r.Fail("queue longer than its input")
-	}
+	c := r.Count("queue")
 	m.queue = nil
 	for range c {
 		if r.Err() != nil {

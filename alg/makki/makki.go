@@ -394,10 +394,7 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	m.next, m.last = r.ID(n), r.ID(n)
 	m.absorbed, m.owes = r.Queue(n), r.Bool()
 	m.release = place{site: r.ID(n), hop: r.Int()}
-	c := r.Int()
-	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
-		r.Fail("kept longer than its input")
-	}
+	c := r.Count("kept")
 	m.kept = nil
 	for range c {
 		if r.Err() != nil {

@@ -312,10 +312,7 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	for j := range m.rn {
 		m.rn[j], m.pln[j] = r.Int(), r.Int()
 	}
-	c := r.Int()
-	if r.Err() == nil && (c < 0 || c > int64(r.Len())) {
-		r.Fail("privileges longer than their input")
-	}
+	c := r.Count("privileges")
 	m.held = nil
 	for range c {
 		if r.Err() != nil {

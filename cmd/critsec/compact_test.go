@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -19,33 +18,7 @@ import (
 // the threshold plus one group (at most 12 records; without compaction
 // each would hold 26).
 func TestNodeKilledCompacted(t *testing.T) {
-	c, err := newProcCluster(t.TempDir(), "alg: raymond\nn: 3\nk: 1\n", 3, "--compact-every", "4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for id := cs.ID(1); id <= 3; id++ {
-		if err := c.start(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for id := cs.ID(1); id <= 3; id++ {
-		if err := c.ready(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	do := func(id cs.ID, op string) node.StatusJSON {
-		t.Helper()
-		ctl := c.ctl(id)
-		defer ctl.Close()
-		a, err := ctl.Do(ctx, op, 10*time.Second)
-		if err != nil {
-			t.Fatalf("P%d %s: %v", id, op, err)
-		}
-		return a
-	}
+	c, ctx, do := liveCluster(t, "alg: raymond\nn: 3\nk: 1\n", 3, nil, "--compact-every", "4")
 	restart := func(id cs.ID) {
 		t.Helper()
 		c.kill(id)

@@ -23,33 +23,7 @@ import (
 func TestNodeKilled(t *testing.T) {
 	for _, problem := range []string{"alg: raymond\nn: 3\nk: 1\n", "alg: kmutex\nn: 3\nk: 1\n"} {
 		t.Run(strings.SplitN(problem, "\n", 2)[0], func(t *testing.T) {
-			c, err := newProcCluster(t.TempDir(), problem, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.stop()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			for id := cs.ID(1); id <= 3; id++ {
-				if err := c.start(id); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for id := cs.ID(1); id <= 3; id++ {
-				if err := c.ready(ctx, id); err != nil {
-					t.Fatal(err)
-				}
-			}
-			do := func(id cs.ID, op string) node.StatusJSON {
-				t.Helper()
-				ctl := c.ctl(id)
-				defer ctl.Close()
-				a, err := ctl.Do(ctx, op, 10*time.Second)
-				if err != nil {
-					t.Fatalf("P%d %s: %v", id, op, err)
-				}
-				return a
-			}
+			c, ctx, do := liveCluster(t, problem, 3, nil)
 			// until polls P_id's status until ok says it is what is awaited.
 			until := func(id cs.ID, ok func(node.StatusJSON) bool) node.StatusJSON {
 				t.Helper()
@@ -137,33 +111,7 @@ func TestNodeKilled(t *testing.T) {
 // on entering and exiting. The merged trace, with P1's crash at the kill
 // time, passes the trace checker and holds the detectors' suspicions.
 func TestFaultTolerantKilled(t *testing.T) {
-	c, err := newProcCluster(t.TempDir(), "alg: ftraymond\nn: 4\nk: 2\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for id := cs.ID(1); id <= 4; id++ {
-		if err := c.start(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for id := cs.ID(1); id <= 4; id++ {
-		if err := c.ready(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	do := func(id cs.ID, op string) node.StatusJSON {
-		t.Helper()
-		ctl := c.ctl(id)
-		defer ctl.Close()
-		a, err := ctl.Do(ctx, op, 10*time.Second)
-		if err != nil {
-			t.Fatalf("P%d %s: %v", id, op, err)
-		}
-		return a
-	}
+	c, _, do := liveCluster(t, "alg: ftraymond\nn: 4\nk: 2\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 4, nil)
 	do(1, "enter")
 	do(2, "enter")
 	time.Sleep(300 * time.Millisecond) // every detector trusts every peer
@@ -211,4 +159,44 @@ func TestFaultTolerantKilled(t *testing.T) {
 			t.Errorf("merged trace has no %s", want)
 		}
 	}
+}
+
+// liveCluster starts a cluster of n real processes for problem on
+// loopback, extra arguments args for every node: member id started by
+// start (nil: as a plain node), each waited for on its control socket. It
+// returns the cluster (stopped at the end of the test), a context of the
+// test's 30 s, and a control-socket call that fails the test on error.
+func liveCluster(t *testing.T, problem string, n int, start func(*procCluster, cs.ID) error, args ...string) (*procCluster, context.Context, func(cs.ID, string) node.StatusJSON) {
+	t.Helper()
+	c, err := newProcCluster(t.TempDir(), problem, n, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if start == nil {
+		start = (*procCluster).start
+	}
+	for id := cs.ID(1); int(id) <= n; id++ {
+		if err := start(c, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := cs.ID(1); int(id) <= n; id++ {
+		if err := c.ready(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do := func(id cs.ID, op string) node.StatusJSON {
+		t.Helper()
+		ctl := c.ctl(id)
+		defer ctl.Close()
+		a, err := ctl.Do(ctx, op, 10*time.Second)
+		if err != nil {
+			t.Fatalf("P%d %s: %v", id, op, err)
+		}
+		return a
+	}
+	return c, ctx, do
 }

@@ -20,36 +20,13 @@ import (
 // control-socket call and a poll of P3's status.
 func runMembers(t *testing.T, args ...string) (c *procCluster, do func(cs.ID, string) node.StatusJSON, until func(cs.ID, string)) {
 	t.Helper()
-	c, err := newProcCluster(t.TempDir(), "alg: raymond\nn: 3\nk: 1\n", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	for id := cs.ID(1); id <= 2; id++ {
-		if err := c.start(id); err != nil {
-			t.Fatal(err)
+	runLast := func(c *procCluster, id cs.ID) error {
+		if id == 3 {
+			return c.startRun(id, args...)
 		}
+		return c.start(id)
 	}
-	if err := c.startRun(3, args...); err != nil {
-		t.Fatal(err)
-	}
-	for id := cs.ID(1); id <= 3; id++ {
-		if err := c.ready(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	do = func(id cs.ID, op string) node.StatusJSON {
-		t.Helper()
-		ctl := c.ctl(id)
-		defer ctl.Close()
-		a, err := ctl.Do(ctx, op, 10*time.Second)
-		if err != nil {
-			t.Fatalf("P%d %s: %v", id, op, err)
-		}
-		return a
-	}
+	c, ctx, do := liveCluster(t, "alg: raymond\nn: 3\nk: 1\n", 3, runLast)
 	until = func(id cs.ID, state string) {
 		t.Helper()
 		for do(id, "status").State != state {

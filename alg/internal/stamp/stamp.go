@@ -72,14 +72,7 @@ func (l Set) HasID(id cs.ID) bool {
 // Read reads AppendBinary's encoding of a set of stamps of processes 1..n
 // back, refusing one out of order or out of range (into r's error).
 func Read(r *cs.Reader, n int) Set {
-	c := r.Int()
-	if r.Err() != nil {
-		return nil
-	}
-	if c < 0 || c > int64(r.Len()) {
-		r.Fail("stamp set longer than its input")
-		return nil
-	}
+	c := r.Count("stamp set")
 	l := make(Set, 0, c)
 	for range c {
 		s := Stamp{TS: r.Int(), ID: cs.ID(r.Int32())}
