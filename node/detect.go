@@ -52,9 +52,12 @@ func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
 // node's start: the transport's readers did not run either, and the
 // peers, paused too, have not sent since, so their silence would be this
 // node's own.
-func (nd *Node) detect() []cs.Input {
+func (nd *Node) detect() []cs.Input { return nd.detectAt(time.Now(), nd.tr.LastHeard) }
+
+// detectAt is detect at time now, with heard(j) when peer j was last
+// heard from.
+func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time) []cs.Input {
 	var out []cs.Input
-	now := time.Now()
 	late := !nd.lastDetect.IsZero() && now.Sub(nd.lastDetect) > nd.det.Heartbeat
 	nd.lastDetect = now
 	if late {
@@ -65,7 +68,7 @@ func (nd *Node) detect() []cs.Input {
 		if nd.rp.crashed.Has(j) {
 			continue
 		}
-		heard := nd.tr.LastHeard(j)
+		heard := heard(j)
 		switch {
 		case !nd.rp.trusted.Has(j) && heard.After(nd.detStart):
 			out = append(out, cs.Input{Kind: cs.InTrust, Who: j})

@@ -82,3 +82,75 @@ func TestDetectorCrash(t *testing.T) {
 		t.Fatalf("P3 after P1's return was refused: %v", err)
 	}
 }
+
+// TestDetectRounds drives the detector's rounds with a given clock: a
+// peer heard from is trusted; a trusted peer silent for more than the
+// timeout is suspected at the first round past it; a late round (the
+// node paused) suspects nobody and silence is counted from it, so a peer
+// silent only during the pause is not suspected, and one silent for a
+// whole timeout after it is.
+func TestDetectRounds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(d int) time.Time { return t0.Add(time.Duration(d) * time.Millisecond) }
+	newNode := func() *Node {
+		nd := &Node{det: DetectorConfig{Heartbeat: 100 * time.Millisecond, Timeout: 500 * time.Millisecond},
+			peers: []cs.ID{2, 3}, rp: &replay{}, detStart: t0}
+		nd.metrics = newMetrics(nd)
+		return nd
+	}
+	heard2 := ms(10)
+	heard := func(j cs.ID) time.Time {
+		if j == 2 {
+			return heard2
+		}
+		return time.Time{} // P3 never heard
+	}
+	outputs := func(nd *Node, at int) string {
+		var b strings.Builder
+		for _, in := range nd.detectAt(ms(at), heard) {
+			nd.rp.detected(in)
+			b.WriteString(in.String() + ";")
+		}
+		return b.String()
+	}
+
+	nd := newNode()
+	if got := outputs(nd, 50); got != "trust P2;" {
+		t.Fatalf("first round: %q, want P2 trusted (heard) and nothing about P3 (never heard)", got)
+	}
+	for at := 100; at <= 500; at += 50 {
+		if got := outputs(nd, at); got != "" {
+			t.Fatalf("round at %d ms, P2 silent %d ms: %q, want nothing", at, at-10, got)
+		}
+	}
+	if got := outputs(nd, 550); got != "suspect P2;" {
+		t.Fatalf("round at 550 ms, P2 silent 540 ms: %q, want it suspected", got)
+	}
+	if !nd.rp.crashed.Has(2) || outputs(nd, 600) != "" {
+		t.Fatalf("P2 suspected after trust is not crashed for good")
+	}
+
+	nd = newNode()
+	outputs(nd, 50)
+	if got := outputs(nd, 700); got != "" { // paused 650 ms: late
+		t.Fatalf("late round: %q, want no suspicion", got)
+	}
+	for at := 750; at <= 1150; at += 50 {
+		if got := outputs(nd, at); got != "" {
+			t.Fatalf("%d ms after the pause, P2 silent since 10 ms: %q, want nothing", at-700, got)
+		}
+	}
+	if got := outputs(nd, 1250); got != "suspect P2;" {
+		t.Fatalf("550 ms after the pause, P2 still silent: %q, want it suspected", got)
+	}
+
+	nd = newNode()
+	outputs(nd, 50)
+	outputs(nd, 700) // late
+	heard2 = ms(720) // P2 speaks after the pause
+	for at := 750; at <= 1200; at += 50 {
+		if got := outputs(nd, at); got != "" {
+			t.Fatalf("round at %d ms, P2 heard at 720 ms: %q, want nothing", at, got)
+		}
+	}
+}
