@@ -459,11 +459,12 @@ func (t *Transport) untrack(c net.Conn) {
 
 // deliver hands d to the consumer, unless the transport closes first.
 func (t *Transport) deliver(d Delivery) bool {
+	t.delivered.Add(1) // before the handover, so that a consumer that has it sees it counted
 	select {
 	case t.inbox <- d:
-		t.delivered.Add(1)
 		return true
 	case <-t.ctx.Done():
+		t.delivered.Add(-1)
 		return false
 	}
 }
