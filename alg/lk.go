@@ -9,6 +9,7 @@ import (
 	"github.com/critsec/critsec/alg/mutin"
 	"github.com/critsec/critsec/alg/raymond"
 	"github.com/critsec/critsec/cs"
+	idealmx "github.com/critsec/critsec/ideal"
 )
 
 // The global (l,k)-CS family of Kamei and Kakugawa (2019): MUTIN(l)
@@ -79,6 +80,10 @@ const (
 	mxRA      = "ra"       // Ricart-Agrawala: Raymond's algorithm with k = 1
 	kmexCo    = "co-mutin" // Co(MUTIN(n-k)), as in the paper
 	kmexRaym  = "raymond"  // Raymond's k-mutual exclusion
+	// ideal is the child's specification (package ideal), for
+	// compositional model checking only: Problem.Abstract sets it, the
+	// options' choices do not offer it.
+	ideal = "ideal"
 )
 
 // mxOption chooses the mutual-exclusion object inside MUTIN.
@@ -102,9 +107,14 @@ var kmexOption = Option{
 // mutinOptions builds MUTIN's options for variant v from p's mx option.
 func mutinOptions(p cs.Params, v mutin.Variant) mutin.Options {
 	o := mutin.Options{Mx: maekawa.New, Variant: v}
-	if p.Options.String(mxOption.Name) == mxRA {
+	switch p.Options.String(mxOption.Name) {
+	case mxRA:
 		o.Mx = func(q cs.Params) ([]cs.Machine, error) {
 			return raymond.New(cs.Params{N: q.N, K: 1})
+		}
+	case ideal:
+		o.Mx = func(q cs.Params) ([]cs.Machine, error) {
+			return idealmx.New(cs.Params{N: q.N, K: 1})
 		}
 	}
 	return o
@@ -121,6 +131,8 @@ func gcsOptions(v mutin.Variant) gcs.Options {
 				return raymond.New(cs.Params{N: p.N, K: p.K, Initial: p.Initial})
 			case kmexCo:
 				return kmutex.New(p, mutinOptions(p, v))
+			case ideal:
+				return idealmx.New(cs.Params{N: p.N, K: p.K, Initial: p.Initial})
 			default:
 				return nil, fmt.Errorf("kmex = %q: choose co-mutin or raymond", k)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/critsec/critsec/coterie"
@@ -88,6 +89,30 @@ func (p *Problem) Machines() ([]cs.Machine, error) {
 		return nil, fmt.Errorf("%s: %w", p.Alg.Name, err)
 	}
 	return ms, nil
+}
+
+// Abstract replaces the child object named tag by its specification, an
+// ideal k-mutual exclusion object (package ideal), for compositional model
+// checking (docs/checker.md, "Compositional checking"): tag "mx" is the
+// mutual-exclusion object inside each MUTIN (mutin, kmutex, gcs and their
+// -paper variants), "kmex" is gcs's k-mutual exclusion object. Nothing but
+// the model checker grants an ideal object, so the machines of an
+// abstracted problem are for check only.
+func (p *Problem) Abstract(tag string) error {
+	var takers []string
+	for _, a := range All() {
+		if slices.ContainsFunc(a.Options, func(o Option) bool { return o.Name == tag }) && (tag == mxOption.Name || tag == kmexOption.Name) {
+			takers = append(takers, a.Name)
+		}
+	}
+	if !slices.Contains(takers, p.Alg.Name) {
+		if len(takers) == 0 {
+			return fmt.Errorf("abstract %s: no algorithm has a child object named %s; the children that can be abstracted are mx and kmex", tag, tag)
+		}
+		return fmt.Errorf("abstract %s: %s has no child object %s (%s do)", tag, p.Alg.Name, tag, strings.Join(takers, ", "))
+	}
+	p.Params.Options[tag] = ideal
+	return nil
 }
 
 // ErrNoDecoder is wrapped by the errors of the decoder of an algorithm

@@ -204,6 +204,9 @@ const (
 	Suspect
 	// Trust: Node's failure detector stops suspecting Who.
 	Trust
+	// Grant: the ideal object Index (compositional checking, package
+	// ideal) is granted to Node.
+	Grant
 )
 
 // Action is one step of the global transition system.
@@ -220,7 +223,8 @@ type Action struct {
 	Op cs.Op
 	// Who is the process a Suspect or Trust is about.
 	Who cs.ID
-	// Msg is the kind of the delivered message (filled in paths).
+	// Msg is the kind of the delivered message, or the path of the
+	// granted ideal object (filled in paths).
 	Msg string
 }
 
@@ -242,6 +246,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("P%d suspects P%d", a.Node, a.Who)
 	case Trust:
 		return fmt.Sprintf("P%d trusts P%d", a.Node, a.Who)
+	case Grant:
+		return fmt.Sprintf("ideal %s grants P%d", a.Msg, a.Node)
 	}
 	return "?"
 }

@@ -61,7 +61,7 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 		acts = st.actions(cur, acts[:0])
 		n := 0
 		for _, a := range acts {
-			if a.Kind != Crash && a.Index == 0 {
+			if a.Kind != Crash && (a.Kind != Deliver || a.Index == 0) {
 				acts[n] = a
 				n++
 			}
@@ -144,6 +144,8 @@ func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 		return a, s.suspect[a.Node-1]&bit(a.Who) == 0
 	case Trust:
 		return a, s.suspect[a.Node-1]&bit(a.Who) != 0
+	case Grant:
+		return a, !s.isCrashed(a.Node) && x.tab.machine(s.procs[a.Node-1].m).idealWant&(1<<a.Index) != 0 && x.grantable(s, a.Index)
 	}
 	return a, false
 }

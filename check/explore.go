@@ -124,6 +124,7 @@ func newExplorer(cfg Config) *explorer {
 	if cfg.Timeout > 0 {
 		e.deadline = e.start.Add(cfg.Timeout)
 	}
+	x.findIdeals(cfg.Machines[0])
 	e.root = x.initial(cfg)
 	nw := max(cfg.Workers, 1)
 	for range nw {

@@ -46,6 +46,9 @@ type machineEntry struct {
 	m       cs.Machine
 	state   cs.State
 	pending cs.Op
+	// idealIn and idealWant: the machine's ideal children (abstract.go)
+	// that are InCS, and that wait for a grant, by index.
+	idealIn, idealWant uint32
 }
 
 // msgEntry is an interned message with its key (msgKey), which orders the
@@ -123,7 +126,8 @@ func (t *interner) internMachine(key []byte, m cs.Machine) uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.machines.intern(key, func() machineEntry {
-		return machineEntry{m: m, state: m.State(), pending: m.Pending()}
+		in, want := idealMasks(m)
+		return machineEntry{m: m, state: m.State(), pending: m.Pending(), idealIn: in, idealWant: want}
 	})
 }
 

@@ -58,6 +58,9 @@ func (r *replayer) step(a Action) {
 	if a.Kind == Deliver && len(r.st.events) > 0 {
 		a.Msg = r.st.events[0].Msg
 	}
+	if a.Kind == Grant {
+		a.Msg = r.st.x.ideals[a.Index].name
+	}
 	r.path = append(r.path, Step{T: len(r.path) + 1, Action: a, Events: r.st.events})
 }
 

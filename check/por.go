@@ -61,6 +61,9 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 		if s.crashesLeft > 0 && !x.holdsCrashes(s, p) {
 			continue
 		}
+		if len(x.ideals) > 0 && x.wantsIdeal(s, p) {
+			continue
+		}
 		k := 0
 		for _, a := range acts {
 			if p&bit(a.Node) != 0 {

@@ -91,6 +91,8 @@ type model struct {
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
 	tab       *interner
+	// ideals are the abstracted children (abstract.go), none usually.
+	ideals []idealChild
 }
 
 func (x *model) link(from, to cs.ID) uint16 { return uint16(int(from-1)*x.n + int(to-1)) }
@@ -293,8 +295,8 @@ func (w *stepper) fail(kind, detail string) {
 }
 
 // actions appends the actions enabled in s, in the checker's fixed order:
-// deliveries by link (sender, then receiver), requests by process,
-// detector outputs, crashes.
+// deliveries by link (sender, then receiver), requests by process, grants
+// of ideal objects (abstract.go), detector outputs, crashes.
 func (w *stepper) actions(s *gstate, dst []Action) []Action {
 	x := w.x
 	fl := s.flight
@@ -323,6 +325,9 @@ func (w *stepper) actions(s *gstate, dst []Action) []Action {
 			continue
 		}
 		dst = append(dst, Action{Kind: Request, Node: id, Op: p.nextOp()})
+	}
+	if len(x.ideals) > 0 {
+		dst = x.grants(s, dst)
 	}
 	if x.detector != nil {
 		dst = x.detector.Outputs(View{s: s, x: x}, dst)
@@ -371,6 +376,8 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		if w.record {
 			w.events = append(w.events, trace.Event{T: w.t, Ev: trace.EvRequest, Node: a.Node, Op: a.Op.String()})
 		}
+	case Grant:
+		msg = x.ideals[a.Index].grant
 	case Crash:
 		w.next.crashed |= bit(a.Node)
 		w.next.crashesLeft--
@@ -442,6 +449,8 @@ func (w *stepper) call(i int, a Action, msg uint32) {
 	switch a.Kind {
 	case Deliver:
 		in = cs.Deliver(a.From, w.x.tab.msg(msg).msg)
+	case Grant:
+		in = cs.Deliver(a.Node, w.x.tab.msg(msg).msg)
 	case Request:
 		in = cs.Call(a.Op)
 	case Suspect:

@@ -2,6 +2,7 @@ package cs
 
 import (
 	"encoding/binary"
+	"iter"
 )
 
 // Tagged is the envelope a parent machine puts around a child's message so the
@@ -58,6 +59,17 @@ func (c ChildEnv) Send(to ID, m Message) { c.Parent.Send(to, Tagged{Tag: c.Tag, 
 // Changed does nothing; see ChildEnv.
 func (c ChildEnv) Changed(State) {}
 
+// Composite is implemented by a machine built from child CS objects that it
+// uses only through the CS interface (Entry, Exit, Receive of the child's
+// tagged messages, and the child's State and Pending): MUTIN's mx, GCS's
+// lmin and kmex. Children yields each child with the tag its messages
+// carry, in a fixed order. The model checker walks it to find the children
+// it replaces by their specification (package ideal).
+type Composite interface {
+	Machine
+	Children() iter.Seq2[string, Machine]
+}
+
 // Co returns the complement of a (Theorem 1 of the global paper, Theorem 2 of
 // the local paper): the process states are swapped, so Co(a).Entry is a.Exit
 // and Co(a).Exit is a.Entry. If a solves the (l,k)-CS problem, Co(a) solves
@@ -103,6 +115,20 @@ func (c co) Exit(env Env) error {
 }
 
 func (c co) Receive(env Env, from ID, m Message) error { return c.a.Receive(coEnv{env}, from, m) }
+
+// Children yields the children of the wrapped machine, when it is a
+// Composite: Co passes their messages through unchanged.
+func (c co) Children() iter.Seq2[string, Machine] {
+	return func(yield func(string, Machine) bool) {
+		if p, ok := c.a.(Composite); ok {
+			for tag, m := range p.Children() {
+				if !yield(tag, m) {
+					return
+				}
+			}
+		}
+	}
+}
 
 type coDetecting struct{ co }
 

@@ -23,6 +23,7 @@ package gcs
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/critsec/critsec/cs"
 )
@@ -123,6 +124,13 @@ func (m *Machine) Pending() cs.Op {
 		return cs.Entry
 	}
 	return cs.None
+}
+
+// Children yields lmin and kmex (cs.Composite).
+func (m *Machine) Children() iter.Seq2[string, cs.Machine] {
+	return func(yield func(string, cs.Machine) bool) {
+		_ = yield(LminTag, m.lmin) && yield(KmexTag, m.kmex)
+	}
 }
 
 func (m *Machine) lminEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LminTag} }

@@ -33,6 +33,7 @@ package mutin
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/critsec/critsec/coterie"
 	"github.com/critsec/critsec/cs"
@@ -188,6 +189,11 @@ func (m *Machine) Pending() cs.Op {
 		return cs.Exit
 	}
 	return cs.None
+}
+
+// Children yields mx, MUTIN's only child (cs.Composite).
+func (m *Machine) Children() iter.Seq2[string, cs.Machine] {
+	return func(yield func(string, cs.Machine) bool) { yield(MxTag, m.mx) }
 }
 
 func (m *Machine) mxEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: MxTag} }

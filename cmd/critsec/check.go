@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,7 @@ type checkFlags struct {
 	progress       bool
 	maxMemoryGB    float64
 	expected       int
+	abstract       string
 	faults         checkFaultFlags
 }
 
@@ -79,6 +81,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
+	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/checker.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
 	addCheckCrashFlags(fs, &f.faults)
 	return cmd
@@ -103,6 +106,7 @@ type checkSummary struct {
 	FIFO        bool         `json:"fifo"`
 	Search      string       `json:"search"`
 	Reduce      string       `json:"reduce"`
+	Abstract    string       `json:"abstract,omitempty"`
 	States      int64        `json:"states"`
 	Transitions int64        `json:"transitions"`
 	Depth       int          `json:"depth"`
@@ -162,6 +166,17 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
+	for tag := range strings.SplitSeq(f.abstract, ",") {
+		if f.abstract == "" {
+			break
+		}
+		if tag == "" {
+			return badInput("--abstract %q: an empty name; give mx, kmex or mx,kmex", f.abstract)
+		}
+		if err := pr.Abstract(tag); err != nil {
+			return badInput("--%v", err)
+		}
+	}
 	lo, hi := pr.bounds()
 	ms, err := pr.machines()
 	if err != nil {
@@ -213,7 +228,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
-		Reduce: f.reduce, Crashes: crashes,
+		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
@@ -272,6 +287,9 @@ func (f *checkFlags) traceHeader(pr problem, res check.Result) trace.Header {
 	if f.faults.crashes > 0 {
 		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
 	}
+	if f.abstract != "" {
+		h.Params["abstract"] = f.abstract
+	}
 	if v := res.Violation; v != nil {
 		h.Demonstrates = &trace.Claim{Kind: v.Kind, Detail: v.Detail}
 	}
@@ -312,6 +330,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if s.Reduce == "por" {
 		search += ", partial-order reduction"
 	}
+	if s.Abstract != "" {
+		search += ", " + s.Abstract + " abstracted (ideal)"
+	}
 	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Reason != "" {
@@ -319,6 +340,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	if v := s.Violation; v != nil {
 		fmt.Fprintf(w, "violation: %s: %s\n", v.Kind, v.Detail)
+		if s.Abstract != "" {
+			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants; a violation of the bounds holds for the real child too if it refines the ideal object, a deadlock may need an order of grants the real child cannot produce (docs/checker.md)\n", s.Abstract)
+		}
 		fmt.Fprintf(w, "path (%d steps):\n", len(v.Path))
 		for _, p := range v.Path {
 			fmt.Fprintf(w, "  %s\n", p)
