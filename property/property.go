@@ -302,6 +302,46 @@ func (t *Tracker) Blocks(id cs.ID, in bool) bool {
 	return false
 }
 
+// Change is a pending request of process ID: to enter the CS (In) or to
+// leave it.
+type Change struct {
+	ID cs.ID
+	In bool
+}
+
+// Completable returns the changes of reqs that could complete one after
+// another from the tracked configuration, each keeping every bound, while
+// no other process changes state: passes over reqs in their order, each
+// taking every change that no bound blocks given the changes already
+// taken (Blocks on the configuration they lead to), until a pass takes
+// none. The result is in the order taken; t is not changed.
+//
+// Blocks judges one request alone, so counting the requests it does not
+// block overcounts whenever they compete for the same slack: with l = 1
+// on complete:8 and two processes InCS, each exit alone keeps the bound,
+// but not both (docs/local-lk-cs.md). Completable counts them together:
+// it returns one of the two. It returns a change iff Blocks passes some
+// request alone (its first pass takes it); the set is maximal (no change
+// left out could be added at the end), not necessarily the largest, so
+// the order of reqs matters where requests compete.
+func (t *Tracker) Completable(reqs []Change) []Change {
+	u := &Tracker{p: t.p, count: slices.Clone(t.count), in: slices.Clone(t.in)}
+	taken := make([]bool, len(reqs))
+	var out []Change
+	for more := true; more; {
+		more = false
+		for i, r := range reqs {
+			if taken[i] || r.ID < 1 || int(r.ID) > u.p.n || u.in[r.ID] == r.In || u.Blocks(r.ID, r.In) {
+				continue
+			}
+			u.Set(r.ID, r.In)
+			taken[i], more = true, true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // InCS implements View: whether id counts as InCS now.
 func (t *Tracker) InCS(id cs.ID) bool { return id >= 1 && int(id) <= t.p.n && t.in[id] }
 

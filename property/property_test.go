@@ -2,6 +2,7 @@ package property
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,5 +130,61 @@ func TestBlocks(t *testing.T) {
 	tr.Set(2, false)
 	if tr.Blocks(3, true) || !tr.Blocks(1, false) {
 		t.Fatalf("at 1 of 1..2: entry of P3 blocked %v, exit of P1 %v", tr.Blocks(3, true), tr.Blocks(1, false))
+	}
+}
+
+// TestCompletable: requests that compete for the same slack count once
+// together, a change that only a later one makes possible counts in a
+// later pass, and the tracker is left as it was.
+func TestCompletable(t *testing.T) {
+	exit := func(id cs.ID) Change { return Change{ID: id} }
+	entry := func(id cs.ID) Change { return Change{ID: id, In: true} }
+	complete8 := make([][]cs.ID, 8)
+	l, k := make([]int, 8), make([]int, 8)
+	for i := range complete8 {
+		for j := 1; j <= 8; j++ {
+			if j != i+1 {
+				complete8[i] = append(complete8[i], cs.ID(j))
+			}
+		}
+		l[i], k[i] = 1, 8
+	}
+	local, err := Local(complete8, l, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g81, _ := Global(8, 1, 8)
+	g31, _ := Global(3, 1, 3)
+	g01, _ := Global(3, 0, 1)
+	two := set{false, false, false, false, false, false, true, true, false} // P6, P7 InCS
+	for _, c := range []struct {
+		name string
+		p    *Property
+		v    set
+		reqs []Change
+		want []Change
+	}{
+		// Every neighbourhood is all 8 processes, at 2 InCS with l = 1:
+		// one of the two exits, the first in order, not both.
+		{"local complete:8, two exits", local, two, []Change{exit(7), exit(6)}, []Change{exit(7)}},
+		{"global 1..8, two exits", g81, two, []Change{exit(6), exit(7)}, []Change{exit(6)}},
+		// At 1 of 1..3, P1's exit waits for P2's entry: a second pass.
+		{"exit after an entry", g31, set{false, true, false, false}, []Change{exit(1), entry(2)}, []Change{entry(2), exit(1)}},
+		{"entries at 0..1", g01, set{false, false, false, false}, []Change{entry(1), entry(2)}, []Change{entry(1)}},
+		// A request for the state a process is already in is no change.
+		{"no change", g31, set{false, true, false, false}, []Change{entry(1)}, nil},
+	} {
+		tr, f := NewTracker(c.p, c.v)
+		if f != nil {
+			t.Fatal(f)
+		}
+		if got := tr.Completable(c.reqs); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Completable(%v) = %v, want %v", c.name, c.reqs, got, c.want)
+		}
+		for id := cs.ID(1); int(id) <= c.p.N(); id++ {
+			if tr.InCS(id) != c.v.InCS(id) {
+				t.Errorf("%s: P%d changed in the tracker", c.name, id)
+			}
+		}
 	}
 }

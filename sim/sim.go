@@ -49,11 +49,13 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime/metrics"
+	"slices"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/detector"
@@ -105,9 +107,12 @@ type Result struct {
 	// Pending is the number of live processes with a request not completed
 	// at the end; PendingExits of them wait to exit. After a drain, or at
 	// a deadlock violation with no event left, Unheld counts the pending
-	// requests that no bound holds (an exit that would leave every
-	// neighbourhood within its lower bound, an entry within its upper
-	// bound): for a global problem a drain then ends in a deadlock
+	// requests that no bound holds, taken together: how many of them
+	// could complete one after another, oldest request first, each
+	// keeping every neighbourhood within its bounds, with no other process
+	// changing state (property.Tracker.Completable). Requests that compete
+	// for the same slack count once: two exits with room for one count 1.
+	// For a global problem a drain with Unheld > 0 ends in a deadlock
 	// violation; for a local one they are reported here.
 	Pending, PendingExits, Unheld int
 	// EntryWait and ExitWait are the waiting times of completed Entry and
@@ -417,10 +422,11 @@ func (e *engine) loop() {
 	// problem is stuck unless the bounds hold it: an exit waiting for an
 	// entry that will not come (the lower bound), an entry waiting for an
 	// exit (the upper bound). For a local problem the drain's pending
-	// requests are reported (Result.Pending), not judged: whether the
-	// local paper's liveness obliges LMUTIN to complete an exit that no
-	// bound holds with no entry to come is an open question
-	// (docs/local-lk-cs.md).
+	// requests are reported (Result.Pending, Result.Unheld), not judged:
+	// the local paper's liveness (Kamei and Kakugawa 2017, Definition 1,
+	// Lemma 2) assumes that every OutCS process eventually enters again,
+	// and l_i-LMUTIN can leave an exit that no bound holds waiting for
+	// such an entry (docs/local-lk-cs.md, "Exits that no bound holds").
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]
 		if nd.crashed || nd.pending == cs.None {
@@ -747,6 +753,17 @@ func (e *engine) describe() string {
 	return "end of events"
 }
 
+// oldestFirst returns the pending requests of processes ids, oldest first
+// (ties by id): the order in which Result.Unheld lets them complete.
+func (e *engine) oldestFirst(ids []int32) []property.Change {
+	slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(e.nodes[a].reqTime, e.nodes[b].reqTime) })
+	reqs := make([]property.Change, len(ids))
+	for i, id := range ids {
+		reqs[i] = property.Change{ID: cs.ID(id), In: e.nodes[id].pending == cs.Entry}
+	}
+	return reqs
+}
+
 // finish completes and returns a copy of the result (a pointer into the
 // engine would keep the whole run reachable).
 func (e *engine) finish() *Result {
@@ -771,6 +788,7 @@ func (e *engine) finish() *Result {
 	}
 	// A deadlock found with no event left is as quiet as a drain's end.
 	quiet := r.Violation != nil && r.Violation.Kind == KindDeadlock && e.q.len() == 0
+	var pending []int32
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]
 		if nd.crashed {
@@ -779,13 +797,14 @@ func (e *engine) finish() *Result {
 		r.InFlight += e.countQueuedMessages(nd)
 		if nd.pending != cs.None {
 			r.Pending++
+			pending = append(pending, int32(id))
 		}
 		if nd.pending == cs.Exit {
 			r.PendingExits++
 		}
-		if (r.Drained || quiet) && nd.pending != cs.None && !e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry) {
-			r.Unheld++
-		}
+	}
+	if r.Drained || quiet {
+		r.Unheld = len(e.safety.Completable(e.oldestFirst(pending)))
 	}
 	r.EntryWait, r.ExitWait = e.entryW.waits(), e.exitW.waits()
 	return r

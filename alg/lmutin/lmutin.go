@@ -27,6 +27,16 @@
 //     Request, P_j's next request is younger.
 //   - "wait until nGrants_i = |N_i|+1" is a recorded phase re-tested after
 //     every message.
+//   - Liveness (Definition 1, Lemma 2) is read with the paper's assumption
+//     of section 2.2: every OutCS process eventually enters again. Without
+//     it (a simulator's drain) an exit that no bound holds can wait for
+//     good, as in Algorithm 2: behind an older exit that a bound holds,
+//     which keeps its grants (a younger Request preempts nothing), or
+//     behind a preemption in progress, since a Request that finds
+//     preemptingNow_i set is never reconsidered for preemption (Lemma 2's
+//     proof assumes "P_j's permission is preempted"). Either way the next
+//     Release at the grantor frees a grant for the oldest pending request;
+//     docs/local-lk-cs.md, "Exits that no bound holds, after the drain".
 //   - Messages from outside N_i ∪ {P_i} are refused as errors.
 //   - Variant Paper is Algorithms 1-2 as published; a step the paper
 //     leaves undefined returns an error naming it (a Relinquish from a
