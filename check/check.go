@@ -113,6 +113,15 @@ type Config struct {
 	// many states (0: it starts small and doubles), which avoids the
 	// transient of copying a large table into one twice its size.
 	ExpectedStates int
+	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
+	// directory of its own created under DiskDir and removed when the run
+	// ends: fingerprints fill a table in memory, which is merged into a
+	// sorted file when full (diskfpset.go; docs/checker.md, "Visited set on
+	// disk"). The table's share is half of MaxMemory (1 GiB without a
+	// limit); ExpectedStates, when given, sizes it up front for that many
+	// states at load 3/4 within the share, and it then never doubles. Same
+	// states, same results; "" keeps the whole set in memory.
+	DiskDir string
 	// Progress, when set, is called from time to time during the run (after
 	// each BFS level, every 2^18 new states depth-first) with the counts so
 	// far. It only observes: results do not depend on it.
@@ -134,6 +143,9 @@ type Progress struct {
 	States, Transitions int64
 	Depth               int
 	Seconds             float64
+	// DiskStates is how many of States are in the visited set's file
+	// (Config.DiskDir).
+	DiskStates int64
 }
 
 // Result is what Run found.
@@ -277,6 +289,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: PartialOrder needs DepthFirst (its cycle proviso uses the depth-first stack)")
 	case c.DeadlockStates < 0:
 		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
+	}
+	if err := c.validateDisk(); err != nil {
+		return err
 	}
 	for i, m := range c.Machines {
 		if m == nil {

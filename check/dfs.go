@@ -25,8 +25,21 @@ func (e *explorer) runDFS() Result {
 	var res Result
 	w := e.workers[0]
 	st := w.st
-	visited := newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
-	visited.insert(fp96Of(fingerprintOf(e.root)))
+	// With DiskDir the visited set is partly on disk (diskfpset.go).
+	var visited *fpSet96
+	var disk *diskFPSet
+	if e.cfg.DiskDir != "" {
+		var err error
+		if disk, err = newDiskFPSet(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare()); err != nil {
+			res.Verdict, res.Reason = Incomplete, diskReason(0, err)
+			return res
+		}
+		defer disk.close()
+		disk.insert(fp96Of(fingerprintOf(e.root)))
+	} else {
+		visited = newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
+		visited.insert(fp96Of(fingerprintOf(e.root)))
+	}
 	res.States = 1
 	if v := e.initialViolation(); v != nil {
 		res.Verdict, res.Violation = Violated, v
@@ -96,7 +109,16 @@ func (e *explorer) runDFS() Result {
 		if w.seenRecently(fp) {
 			continue
 		}
-		added, full := visited.insert(fp96Of(fp))
+		var added, full bool
+		if disk != nil {
+			var err error
+			if added, err = disk.insert(fp96Of(fp)); err != nil {
+				res.Verdict, res.Reason = Incomplete, diskReason(res.States, err)
+				return res
+			}
+		} else {
+			added, full = visited.insert(fp96Of(fp))
+		}
 		if full {
 			res.Verdict, res.Reason = Incomplete, fullReason(res.States, len(visited.slots), e.cfg.ExpectedStates)
 			return res
@@ -106,7 +128,11 @@ func (e *explorer) runDFS() Result {
 		}
 		res.States++
 		if res.States&(1<<18-1) == 0 && e.cfg.Progress != nil {
-			e.cfg.Progress(Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds()})
+			p := Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds()}
+			if disk != nil {
+				p.DiskStates = disk.onDisk
+			}
+			e.cfg.Progress(p)
 		}
 		if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
 			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached (depth-first, depth %d)", e.cfg.MaxStates, len(stack))

@@ -35,6 +35,7 @@ type checkFlags struct {
 	maxMemoryGB    float64
 	expected       int
 	abstract       string
+	diskDir        string
 	faults         checkFaultFlags
 }
 
@@ -79,6 +80,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
+	fs.StringVar(&f.diskDir, "disk-dir", "", "with --search dfs: keep the visited set partly on disk, in a directory of its own created under this one and removed at the end: a table of fingerprints in memory (half of --max-memory, or --expected-states of them), merged into a sorted file of 12 bytes a state when full; same results, slower (docs/checker.md, \"Visited set on disk\")")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
 	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/checker.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
@@ -152,6 +154,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
+	case f.diskDir != "" && f.search != "dfs":
+		return badInput("--disk-dir keeps the depth-first visited set on disk: add --search dfs, or leave it out")
 	case f.reduce != "none" && f.reduce != "por":
 		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
 	case f.reduce == "por" && f.search != "dfs":
@@ -161,6 +165,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
+	}
+	if err := check.ValidateDiskDir(f.diskDir); err != nil {
+		return badInput("--disk-dir %s is not a writable directory: %v", f.diskDir, err)
 	}
 	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
 	if err != nil {
@@ -220,7 +227,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
-		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por",
+		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
 	})
 	if err != nil {
 		return badInput("%v", err)
@@ -312,8 +319,12 @@ func (f *checkFlags) progressFunc(cmd *cobra.Command) func(check.Progress) {
 		last = p.Seconds
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		fmt.Fprintf(w, "progress: %d states, %d transitions, depth %d, %.0f s, %.0f states/s, heap %.2f GB\n",
-			p.States, p.Transitions, p.Depth, p.Seconds, float64(p.States)/max(p.Seconds, 1e-9), float64(m.HeapAlloc)/(1<<30))
+		disk := ""
+		if p.DiskStates > 0 {
+			disk = fmt.Sprintf(", %d states on disk", p.DiskStates)
+		}
+		fmt.Fprintf(w, "progress: %d states, %d transitions, depth %d, %.0f s, %.0f states/s, heap %.2f GB%s\n",
+			p.States, p.Transitions, p.Depth, p.Seconds, float64(p.States)/max(p.Seconds, 1e-9), float64(m.HeapAlloc)/(1<<30), disk)
 	}
 }
 

@@ -1,0 +1,380 @@
+package check
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+)
+
+// diskFPSet is the depth-first visited set of a run with Config.DiskDir, in
+// the spirit of TLC's DiskFPSet: an open-addressing table of fp96 in memory
+// and a sorted file of fp96 on disk. When the table reaches its memory share
+// (load 3/4 of a table that may not double), it is sorted in place and merged
+// with the file into a new sorted file, written sequentially to fps.new,
+// fsynced and renamed over fps; the table is then emptied. A small index in
+// memory, the first fingerprint of every 4 KiB page of the file, makes a
+// membership test that misses the table cost at most one page read (pread).
+// Every fingerprint is in exactly one of the table and the file, so insert
+// answers exactly as fpSet96 does: the same states are explored.
+//
+// The table is indexed by the top bits of x[0], so its slots are nearly in
+// fingerprint order and sorting them before a merge is quick.
+type diskFPSet struct {
+	slots    []fp96
+	shift    uint32 // index of x is x[0] >> shift
+	count    int
+	maxBytes uint64 // the table doubles while old and new fit in this
+	fixed    bool   // sized up front (Config.ExpectedStates): never doubles
+
+	dir    string   // the run's own directory under DiskDir, removed by close
+	f      *os.File // the sorted file, nil before the first merge
+	onDisk int64    // fingerprints in f
+	index  []fp96   // first fingerprint of every page of f
+	page   [diskPageBytes]byte
+	merges int   // merges into the file so far
+	reads  int64 // pages read by membership tests
+}
+
+const (
+	// diskPageBytes is the unit of a read: 341 fingerprints of 12 bytes and
+	// 4 bytes of padding, so that a page never straddles two of the
+	// operating system's pages. The last page is not padded.
+	diskPageBytes = 4096
+	diskPageFPs   = diskPageBytes / fp96Bytes
+	// diskDefaultShare is the table's memory share without a memory limit.
+	diskDefaultShare = 1 << 30
+)
+
+// diskMinSlots is the smallest table; tests lower it to force merges.
+var diskMinSlots = 1 << 10
+
+// ValidateDiskDir checks that dir, a Config.DiskDir, is a directory a run
+// can create its own directory in (it removes what it created to find out);
+// "" is valid (no disk).
+func ValidateDiskDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return errors.New("not a directory")
+	}
+	d, err := os.MkdirTemp(dir, "critsec-visited-")
+	if err != nil {
+		return err
+	}
+	return os.Remove(d)
+}
+
+// newDiskFPSet returns an empty set whose files live in a new directory
+// under dir. With capacity > 0 the table is sized for capacity fingerprints
+// at load 3/4 (capped at maxBytes) and never doubles; else it starts small
+// and doubles while the old and the new table fit in maxBytes (0: 1 GiB).
+func newDiskFPSet(dir string, capacity int, maxBytes uint64) (*diskFPSet, error) {
+	if maxBytes == 0 {
+		maxBytes = diskDefaultShare
+	}
+	size := 1 << 16
+	if capacity > 0 {
+		size = diskMinSlots
+		for size/4*3 < capacity {
+			size *= 2
+		}
+	}
+	limit := maxBytes // a fixed table may have all of it
+	if capacity == 0 {
+		limit /= 4 // room to double at least once
+	}
+	for size > diskMinSlots && uint64(size)*fp96Bytes > limit {
+		size /= 2
+	}
+	d, err := os.MkdirTemp(dir, "critsec-visited-")
+	if err != nil {
+		return nil, err
+	}
+	s := &diskFPSet{maxBytes: maxBytes, fixed: capacity > 0, dir: d}
+	s.alloc(size)
+	return s, nil
+}
+
+func (s *diskFPSet) alloc(size int) {
+	s.slots = make([]fp96, size)
+	s.shift = 32
+	for 1<<(32-s.shift) < size {
+		s.shift--
+	}
+}
+
+// states is the number of fingerprints in the set.
+func (s *diskFPSet) states() int64 { return s.onDisk + int64(s.count) }
+
+// close removes the set's files and directory.
+func (s *diskFPSet) close() error {
+	var err error
+	if s.f != nil {
+		err = s.f.Close()
+		s.f = nil
+	}
+	s.slots, s.index = nil, nil
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// insert adds x and reports whether it was new. An error (a failed read,
+// write or sync of the file) leaves the set unusable.
+func (s *diskFPSet) insert(x fp96) (added bool, err error) {
+	i, found := s.probe(x)
+	if found {
+		return false, nil
+	}
+	if s.onDisk > 0 {
+		if on, err := s.onFile(x); on || err != nil {
+			return false, err
+		}
+	}
+	if (s.count+1)*4 > len(s.slots)*3 {
+		if !s.fixed && uint64(3*len(s.slots))*fp96Bytes <= s.maxBytes {
+			s.grow()
+		} else if err := s.merge(); err != nil {
+			return false, err
+		}
+		i, _ = s.probe(x)
+	}
+	s.slots[i] = x
+	s.count++
+	return true, nil
+}
+
+// has reports whether x is in the set.
+func (s *diskFPSet) has(x fp96) (bool, error) {
+	if _, found := s.probe(x); found {
+		return true, nil
+	}
+	if s.onDisk == 0 {
+		return false, nil
+	}
+	return s.onFile(x)
+}
+
+// probe returns x's slot in the table and whether x is there; when it is
+// not, the slot is the empty one where it would go.
+func (s *diskFPSet) probe(x fp96) (int, bool) {
+	mask := uint32(len(s.slots) - 1)
+	for i := x[0] >> s.shift; ; i = (i + 1) & mask {
+		switch y := s.slots[i]; {
+		case y == x:
+			return int(i), true
+		case y == fp96{}:
+			return int(i), false
+		}
+	}
+}
+
+func (s *diskFPSet) grow() {
+	old := s.slots
+	s.alloc(2 * len(old))
+	mask := uint32(len(s.slots) - 1)
+	for _, x := range old {
+		if x == (fp96{}) {
+			continue
+		}
+		i := x[0] >> s.shift
+		for s.slots[i] != (fp96{}) {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = x
+	}
+}
+
+// cmpFP96 orders fingerprints by x[0], then x[1], then x[2].
+func cmpFP96(a, b fp96) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// onFile reports whether x is in the file: the index names the only page
+// that can hold it, which is read once.
+func (s *diskFPSet) onFile(x fp96) (bool, error) {
+	p := sort.Search(len(s.index), func(i int) bool { return cmpFP96(s.index[i], x) > 0 }) - 1
+	if p < 0 {
+		return false, nil
+	}
+	if s.index[p] == x {
+		return true, nil
+	}
+	n := int(min(diskPageFPs, s.onDisk-int64(p)*diskPageFPs))
+	buf := s.page[:n*fp96Bytes]
+	s.reads++
+	if _, err := s.f.ReadAt(buf, int64(p)*diskPageBytes); err != nil {
+		return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, filepath.Join(s.dir, "fps"), err)
+	}
+	lo, hi := 1, n // buf's fingerprint 0 is index[p] < x
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cmpFP96(getFP96(buf[m*fp96Bytes:]), x) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < n && getFP96(buf[lo*fp96Bytes:]) == x, nil
+}
+
+func getFP96(b []byte) fp96 {
+	return fp96{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])}
+}
+
+func putFP96(b []byte, x fp96) {
+	binary.LittleEndian.PutUint32(b, x[0])
+	binary.LittleEndian.PutUint32(b[4:], x[1])
+	binary.LittleEndian.PutUint32(b[8:], x[2])
+}
+
+// merge sorts the table's fingerprints in place, merges them with the file
+// into fps.new (sequential reads and writes), syncs it, renames it over fps
+// and empties the table.
+func (s *diskFPSet) merge() error {
+	mem := s.slots[:0]
+	for _, x := range s.slots {
+		if x != (fp96{}) {
+			mem = append(mem, x) // in place: the write never passes the read
+		}
+	}
+	slices.SortFunc(mem, cmpFP96)
+
+	name := filepath.Join(s.dir, "fps")
+	nf, err := os.OpenFile(name+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("visited set on disk: %w", err)
+	}
+	total := s.onDisk + int64(len(mem))
+	w := &fpWriter{w: bufio.NewWriterSize(nf, 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs)}
+	r := &fpReader{left: s.onDisk}
+	if s.f != nil {
+		r.r = bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 1<<20)
+	}
+	d, err := r.next()
+	for _, x := range mem {
+		for err == nil && r.ok && cmpFP96(d, x) < 0 {
+			w.put(d)
+			d, err = r.next()
+		}
+		w.put(x) // never equal to d: the table holds no fingerprint of the file
+	}
+	for err == nil && r.ok {
+		w.put(d)
+		d, err = r.next()
+	}
+	if err == nil {
+		err = w.w.Flush()
+	}
+	if err == nil {
+		err = nf.Sync()
+	}
+	if err == nil {
+		err = os.Rename(name+".new", name)
+	}
+	if err != nil {
+		nf.Close()
+		return fmt.Errorf("visited set on disk: merge into %s: %w", name, err)
+	}
+	if s.f != nil {
+		s.f.Close() // renamed over: its blocks are freed now
+	}
+	s.f, s.index, s.onDisk = nf, w.index, total
+	clear(s.slots)
+	s.count = 0
+	s.merges++
+	return nil
+}
+
+// fpWriter writes fingerprints in pages and records the first of each.
+type fpWriter struct {
+	w     *bufio.Writer
+	n     int64
+	index []fp96
+	b     [fp96Bytes]byte
+	pad   [diskPageBytes - diskPageFPs*fp96Bytes]byte
+}
+
+func (w *fpWriter) put(x fp96) {
+	k := w.n % diskPageFPs
+	if k == 0 {
+		if w.n > 0 {
+			w.w.Write(w.pad[:]) // errors come back from Flush
+		}
+		w.index = append(w.index, x)
+	}
+	putFP96(w.b[:], x)
+	w.w.Write(w.b[:])
+	w.n++
+}
+
+// fpReader reads the fingerprints of the file in order.
+type fpReader struct {
+	r    *bufio.Reader
+	n    int64 // read so far
+	left int64
+	ok   bool // the last next returned a fingerprint
+	b    [diskPageBytes - diskPageFPs*fp96Bytes]byte
+}
+
+func (r *fpReader) next() (fp96, error) {
+	if r.left == 0 {
+		r.ok = false
+		return fp96{}, nil
+	}
+	if r.n > 0 && r.n%diskPageFPs == 0 {
+		if _, err := io.ReadFull(r.r, r.b[:]); err != nil {
+			return fp96{}, err
+		}
+	}
+	var b [fp96Bytes]byte
+	if _, err := io.ReadFull(r.r, b[:]); err != nil {
+		return fp96{}, err
+	}
+	r.n++
+	r.left--
+	r.ok = true
+	return getFP96(b[:]), nil
+}
+
+// validateDisk checks Config.DiskDir.
+func (c Config) validateDisk() error {
+	if c.DiskDir == "" {
+		return nil
+	}
+	if !c.DepthFirst {
+		return fmt.Errorf("check: DiskDir needs DepthFirst (only the depth-first visited set can be kept on disk)")
+	}
+	if err := ValidateDiskDir(c.DiskDir); err != nil {
+		return fmt.Errorf("check: DiskDir %q is not a writable directory: %v", c.DiskDir, err)
+	}
+	return nil
+}
+
+// diskShare is the memory share of the table of a run with DiskDir: half of
+// the live-heap limit, the rest being for the path and the tables of
+// machines and messages.
+func (c Config) diskShare() uint64 { return c.MaxMemory / 2 }
+
+// diskReason is the Incomplete reason of a run whose visited set on disk
+// failed.
+func diskReason(states int64, err error) string {
+	return fmt.Sprintf("%v after %d states (depth-first, --disk-dir)", err, states)
+}

@@ -1,0 +1,106 @@
+package check
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestDiskFPSet: random fingerprints, many repeated, into a set with a tiny
+// memory share, so that it merges into its file many times; every answer
+// is compared with a map, then every fingerprint is looked up again, and
+// close leaves nothing behind.
+func TestDiskFPSet(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		capacity int
+		maxBytes uint64
+		n        int
+	}{
+		{"fixed table", 1000, 0, 60_000},          // 2^11 slots: a merge every 1536
+		{"doubling table", 0, 400 << 10, 200_000}, // 2^13 slots, then 2^14
+	} {
+		dir := t.TempDir()
+		s, err := newDiskFPSet(dir, c.capacity, c.maxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := len(s.slots)
+		rng := rand.New(rand.NewPCG(1, 2))
+		want := map[fp96]bool{}
+		var all []fp96
+		for i := range c.n {
+			var x fp96
+			if len(all) > 0 && rng.IntN(3) == 0 {
+				x = all[rng.IntN(len(all))] // seen before: in the table or on disk
+			} else {
+				x = fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+				if rng.IntN(8) == 0 {
+					x[0] = all0(all, rng) // shares x[0] with another: ties broken by x[1], x[2]
+				}
+				all = append(all, x)
+			}
+			added, err := s.insert(x)
+			if err != nil {
+				t.Fatalf("%s: insert %d: %v", c.name, i, err)
+			}
+			if added != !want[x] {
+				t.Fatalf("%s: insert %d (%v): added %v, want %v (%d on disk, %d merges)", c.name, i, x, added, !want[x], s.onDisk, s.merges)
+			}
+			want[x] = true
+		}
+		if grew := len(s.slots) > first; grew != (c.capacity == 0) {
+			t.Fatalf("%s: %d slots, %d at first", c.name, len(s.slots), first)
+		}
+		if s.merges < 10 || s.reads == 0 || s.states() != int64(len(want)) {
+			t.Fatalf("%s: %d merges, %d states (want >= 10 merges, %d states)", c.name, s.merges, s.states(), len(want))
+		}
+		for x := range want {
+			if has, err := s.has(x); !has || err != nil {
+				t.Fatalf("%s: %v lost: %v", c.name, x, err)
+			}
+			y := x
+			y[2]++
+			if has, err := s.has(y); has != want[y] || err != nil {
+				t.Fatalf("%s: %v: has %v, want %v (%v)", c.name, y, has, want[y], err)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(s.dir, "fps")); err != nil || fi.Size() < s.onDisk*fp96Bytes {
+			t.Fatalf("%s: file %v, %d fingerprints", c.name, err, s.onDisk)
+		}
+		if err := s.close(); err != nil {
+			t.Fatal(err)
+		}
+		if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+			t.Fatalf("%s: %d entries left in the directory (%v)", c.name, len(ents), err)
+		}
+	}
+}
+
+func all0(all []fp96, rng *rand.Rand) uint32 {
+	if len(all) == 0 {
+		return 7
+	}
+	return all[rng.IntN(len(all))][0]
+}
+
+// TestValidateDiskDir: a missing directory and a file are refused.
+func TestValidateDiskDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := ValidateDiskDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	f := dir + "/file"
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir + "/missing", f} {
+		if err := ValidateDiskDir(d); err == nil {
+			t.Errorf("%s accepted", d)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries left", len(ents))
+	}
+}
