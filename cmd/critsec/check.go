@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,22 +94,27 @@ func init() { rootCmd.AddCommand(newCheckCmd()) }
 
 // checkSummary is the --json output; field order is the key order.
 type checkSummary struct {
-	Result      string       `json:"result"`
-	Alg         string       `json:"alg"`
-	N           int          `json:"n"`
-	L           int          `json:"l"`
-	K           int          `json:"k"`
-	Lo          int          `json:"lo"`
-	Hi          int          `json:"hi"`
-	Topology    string       `json:"topology,omitempty"`
-	LocalBounds string       `json:"local_bounds,omitempty"`
-	Budget      int          `json:"budget"`
-	Crashes     int          `json:"crashes,omitempty"`
-	Detector    string       `json:"detector,omitempty"`
-	FIFO        bool         `json:"fifo"`
-	Search      string       `json:"search"`
-	Reduce      string       `json:"reduce"`
-	Abstract    string       `json:"abstract,omitempty"`
+	Result      string `json:"result"`
+	Alg         string `json:"alg"`
+	N           int    `json:"n"`
+	L           int    `json:"l"`
+	K           int    `json:"k"`
+	Lo          int    `json:"lo"`
+	Hi          int    `json:"hi"`
+	Topology    string `json:"topology,omitempty"`
+	LocalBounds string `json:"local_bounds,omitempty"`
+	Budget      int    `json:"budget"`
+	Crashes     int    `json:"crashes,omitempty"`
+	Detector    string `json:"detector,omitempty"`
+	FIFO        bool   `json:"fifo"`
+	Search      string `json:"search"`
+	Reduce      string `json:"reduce"`
+	Abstract    string `json:"abstract,omitempty"`
+	// Concrete, with Abstract and a violation: whether the counterexample
+	// was replayed on the concrete system (Violation is then the concrete
+	// one); ConcreteWhy says why not.
+	Concrete    *bool        `json:"concrete,omitempty"`
+	ConcreteWhy string       `json:"concrete_why,omitempty"`
 	States      int64        `json:"states"`
 	Transitions int64        `json:"transitions"`
 	Depth       int          `json:"depth"`
@@ -223,19 +229,29 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		debug.SetMemoryLimit(int64(maxMemory))
 		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
-	res, err := check.Run(check.Config{
+	cfg := check.Config{
 		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-	})
+	}
+	res, err := check.Run(cfg)
 	if err != nil {
 		return badInput("%v", err)
+	}
+	var concrete *bool
+	var concreteWhy string
+	if f.abstract != "" && res.Violation != nil {
+		found := false
+		if res.Violation, found, concreteWhy, err = f.concretize(cmd, cfg, res.Violation); err != nil {
+			return err
+		}
+		concrete = &found
 	}
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
-		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract,
+		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
@@ -263,6 +279,34 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return err
 	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// concretizeStates bounds the search for a concrete path matching an
+// abstract counterexample (check.Concretize).
+const concretizeStates = 2_000_000
+
+// concretize replays v, a counterexample found with children abstracted
+// (cfg), on the concrete system: it returns the concrete violation and
+// true, or v, false and why not.
+func (f *checkFlags) concretize(cmd *cobra.Command, cfg check.Config, v *check.Violation) (*check.Violation, bool, string, error) {
+	pr, err := f.problem.resolve(cmd.Flags())
+	if err != nil {
+		return nil, false, "", err
+	}
+	ms, err := pr.machines()
+	if err != nil {
+		return nil, false, "", err
+	}
+	conc := cfg
+	conc.Machines, conc.Progress = ms, nil
+	cv, why, err := check.Concretize(conc, cfg, v, concretizeStates)
+	if err != nil {
+		return nil, false, "", fmt.Errorf("concretize: %w", err)
+	}
+	if cv == nil {
+		return v, false, why, nil
+	}
+	return cv, true, "", nil
 }
 
 // writeTrace writes the counterexample of res to tf, the open --trace
@@ -294,7 +338,9 @@ func (f *checkFlags) traceHeader(pr problem, res check.Result) trace.Header {
 	if f.faults.crashes > 0 {
 		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
 	}
-	if f.abstract != "" {
+	if v := res.Violation; v != nil && slices.ContainsFunc(v.Path, func(s check.Step) bool { return s.Action.Kind == check.Grant }) {
+		// An abstract counterexample: the ideal children's grants are
+		// not events of the trace format.
 		h.Params["abstract"] = f.abstract
 	}
 	if v := res.Violation; v != nil {
@@ -351,8 +397,11 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	if v := s.Violation; v != nil {
 		fmt.Fprintf(w, "violation: %s: %s\n", v.Kind, v.Detail)
-		if s.Abstract != "" {
-			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants; a violation of the bounds holds for the real child too if it refines the ideal object, a deadlock may need an order of grants the real child cannot produce (docs/checker.md)\n", s.Abstract)
+		switch {
+		case s.Concrete != nil && *s.Concrete:
+			fmt.Fprintf(w, "concrete counterexample: found with %s abstracted, then replayed on the real children (their messages are in the path)\n", s.Abstract)
+		case s.Concrete != nil:
+			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants and was not replayed on the real children: %s (docs/checker.md, \"Compositional checking\")\n", s.Abstract, s.ConcreteWhy)
 		}
 		fmt.Fprintf(w, "path (%d steps):\n", len(v.Path))
 		for _, p := range v.Path {
