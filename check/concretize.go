@@ -100,13 +100,8 @@ func (e *explorer) parentSteps(path []Action) ([]parentStep, error) {
 		ps := parentStep{a: a}
 		switch a.Kind {
 		case Deliver:
-			l := e.x.link(a.From, a.Node)
-			for _, f := range rp.cur.flight {
-				if f.link == l {
-					ps.key = e.x.tab.msg(f.m).enc
-					break
-				}
-			}
+			m, _ := e.x.head(rp.cur, a.From, a.Node)
+			ps.key = e.x.tab.msg(m).enc
 		case Request, Grant:
 		default:
 			return nil, fmt.Errorf("check: concretize: %s steps are not supported", a)
@@ -228,25 +223,12 @@ func (c *concretizer) moves(n *node) []*node {
 // parent message at the head of its channel.
 func (c *concretizer) enabled(s *gstate, p *parentStep) (Action, bool) {
 	x := c.e.x
-	a := p.a
-	switch a.Kind {
-	case Request:
-		pr := s.procs[a.Node-1]
-		if s.isCrashed(a.Node) || pr.pending != cs.None {
-			return a, false
-		}
-		a.Op = pr.nextOp()
-		return a, true
-	case Deliver:
-		l := x.link(a.From, a.Node)
-		for _, f := range s.flight {
-			if f.link == l {
-				a.Index = 0
-				return a, bytes.Equal(x.tab.msg(f.m).enc, p.key)
-			}
-		}
+	a, ok := x.stillEnabled(s, p.a)
+	if ok && a.Kind == Deliver {
+		m, _ := x.head(s, a.From, a.Node)
+		ok = bytes.Equal(x.tab.msg(m).enc, p.key)
 	}
-	return a, false
+	return a, ok
 }
 
 // isChild reports whether m is a message of an abstracted child: its kind

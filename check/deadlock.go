@@ -126,13 +126,8 @@ func refill(s *gstate) *gstate {
 func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 	switch a.Kind {
 	case Deliver:
-		l := x.link(a.From, a.Node)
-		for _, e := range s.flight {
-			if e.link == l {
-				return a, true
-			}
-		}
-		return a, false
+		_, ok := x.head(s, a.From, a.Node)
+		return a, ok
 	case Request:
 		p := s.procs[a.Node-1]
 		if s.isCrashed(a.Node) || p.pending != cs.None {
@@ -148,6 +143,17 @@ func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 		return a, !s.isCrashed(a.Node) && x.tab.machine(s.procs[a.Node-1].m).idealWant&(1<<a.Index) != 0 && x.grantable(s, a.Index)
 	}
 	return a, false
+}
+
+// head returns the oldest message in transit from -> to in s, if any.
+func (x *model) head(s *gstate, from, to cs.ID) (uint32, bool) {
+	l := x.link(from, to)
+	for _, e := range s.flight {
+		if e.link == l {
+			return e.m, true
+		}
+	}
+	return 0, false
 }
 
 // searchCompletion searches breadth-first, from s with refilled budgets and
