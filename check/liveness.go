@@ -167,8 +167,10 @@ func (l *livenessRun) stemSearch() (string, *Violation) {
 	l.res.States = 1
 	var acts []Action
 	for id := 0; id < len(l.stems); id++ {
-		if reason := l.limits(); reason != "" {
-			return reason, nil
+		if id&0xff == 0 {
+			if reason := l.limits(); reason != "" {
+				return reason, nil
+			}
 		}
 		s := l.stems[id]
 		acts = st.actions(s, acts[:0])

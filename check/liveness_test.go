@@ -130,7 +130,9 @@ func (m *arbiter) AppendState(b []byte) []byte {
 // TestStarvationFound: the fixed-priority arbiter starves P2. The checker
 // reports a starvation whose lasso replays: CheckLasso confirms that the
 // cycle returns to its start, that P2 waits all along it and that it is
-// weakly fair. The fair arbiter has none.
+// weakly fair. The fair arbiter has none, although its graph has unfair
+// cycles on which P2 waits (P1 enters and leaves forever while P2's REQ is
+// never delivered): the component check must reject them.
 func TestStarvationFound(t *testing.T) {
 	for _, bound := range []int{0, 1, 3} {
 		cfg := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Liveness: true, FairBound: bound}
