@@ -130,6 +130,22 @@ type Config struct {
 	// whether a request left pending when the budget ran out is deadlocked
 	// (docs/checker.md); 0 means DefaultDeadlockStates.
 	DeadlockStates int
+	// Liveness replaces the safety search by the search for starvation
+	// (liveness.go; docs/checker.md, "Starvation (liveness)"): a request
+	// that stays pending forever on a weakly fair cycle of the
+	// continuations, with unlimited calls, of the states reachable under
+	// Budget. Properties are still checked on every state explored.
+	// FIFO channels, no crash and no detector only.
+	Liveness bool
+	// LivenessStates bounds each process's continuation graph in the
+	// starvation search; 0 means DefaultLivenessStates.
+	LivenessStates int
+	// FairBound, with Liveness, explores only the continuations in which no
+	// action stays enabled for more than FairBound consecutive steps
+	// without being taken (K-bounded fairness), which keeps the
+	// continuation graph finite when counters grow; 0 means no bound
+	// (exact weak fairness, which needs a finite continuation graph).
+	FairBound int
 }
 
 // DefaultDeadlockStates is Config.DeadlockStates when it is zero.
@@ -166,6 +182,9 @@ type Result struct {
 	BudgetStops int64
 	// Seconds is the wall-clock duration of the run.
 	Seconds float64
+	// LivenessStates is the number of states of the continuation graphs
+	// the starvation search explored (Config.Liveness), all processes'.
+	LivenessStates int64
 }
 
 // StatesPerSecond is States / Seconds.
@@ -188,6 +207,10 @@ type Violation struct {
 	// (for a global deadlock found by a fair continuation, the path includes
 	// that continuation and may exceed the budget).
 	Path []Step
+	// Cycle, for a starvation (KindStarvation), is the index in Path of
+	// the first step of the cycle: Path[:Cycle] is the stem, Path[Cycle:]
+	// returns to the state it starts from and repeats forever. 0 otherwise.
+	Cycle int
 }
 
 // Step is one action of a path with the events it caused, in the order
@@ -289,6 +312,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: PartialOrder needs DepthFirst (its cycle proviso uses the depth-first stack)")
 	case c.DeadlockStates < 0:
 		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
+	}
+	if err := c.validateLiveness(); err != nil {
+		return err
 	}
 	if err := c.validateDisk(); err != nil {
 		return err

@@ -19,9 +19,12 @@ func Run(cfg Config) (Result, error) {
 	}
 	e := newExplorer(cfg)
 	var res Result
-	if cfg.DepthFirst {
+	switch {
+	case cfg.Liveness:
+		res = e.runLiveness()
+	case cfg.DepthFirst:
 		res = e.runDFS()
-	} else {
+	default:
 		res = e.run()
 	}
 	res.Seconds = time.Since(e.start).Seconds()
@@ -119,6 +122,9 @@ func newExplorer(cfg Config) *explorer {
 	}
 	if cfg.DeadlockStates == 0 {
 		cfg.DeadlockStates = DefaultDeadlockStates
+	}
+	if cfg.LivenessStates == 0 {
+		cfg.LivenessStates = DefaultLivenessStates
 	}
 	e := &explorer{cfg: cfg, x: x, start: time.Now()}
 	if cfg.Timeout > 0 {

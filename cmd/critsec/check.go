@@ -38,6 +38,9 @@ type checkFlags struct {
 	abstract       string
 	diskDir        string
 	faults         checkFaultFlags
+	liveness       bool
+	livenessStates int
+	fairBound      int
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -86,6 +89,9 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
 	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/checker.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
+	fs.BoolVar(&f.liveness, "liveness", false, "search for starvation instead: a request that a weakly fair scheduler postpones forever, in the continuations with unlimited calls of the states reachable under --budget; a lasso-shaped counterexample (docs/checker.md, \"Starvation (liveness)\")")
+	fs.IntVar(&f.livenessStates, "liveness-states", check.DefaultLivenessStates, "with --liveness: state limit of each process's continuation graph")
+	fs.IntVar(&f.fairBound, "fair-bound", 0, "with --liveness: explore only continuations in which no action stays enabled more than this many consecutive steps without being taken (bounded fairness; keeps the graph finite when counters grow); 0: exact weak fairness")
 	addCheckCrashFlags(fs, &f.faults)
 	return cmd
 }
@@ -123,12 +129,19 @@ type checkSummary struct {
 	StatesPerS  float64      `json:"states_per_second"`
 	Reason      string       `json:"reason,omitempty"`
 	Violation   *checkViolat `json:"violation,omitempty"`
+	// Liveness is set with --liveness.
+	Liveness *livenessSummary `json:"liveness,omitempty"`
 }
 
 type checkViolat struct {
 	Kind   string   `json:"kind"`
 	Detail string   `json:"detail"`
 	Path   []string `json:"path"`
+	// Cycle is, for a starvation, the index in Path of the cycle's first
+	// step (Path[Cycle:] repeats forever).
+	Cycle int `json:"cycle,omitempty"`
+	// Lasso says whether check.CheckLasso confirmed a starvation's lasso.
+	Lasso string `json:"lasso,omitempty"`
 }
 
 func runCheck(cmd *cobra.Command, f *checkFlags) error {
@@ -168,6 +181,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs")
 	case f.deadlockStates < 1:
 		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
+	}
+	if err := f.checkLivenessFlags(cmd); err != nil {
+		return err
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
@@ -234,6 +250,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
+		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound,
 	}
 	res, err := check.Run(cfg)
 	if err != nil {
@@ -241,7 +258,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	var concrete *bool
 	var concreteWhy string
-	if f.abstract != "" && res.Violation != nil {
+	if f.abstract != "" && res.Violation != nil && res.Violation.Kind != check.KindStarvation {
 		found := false
 		if res.Violation, found, concreteWhy, err = f.concretize(cmd, cfg, res.Violation); err != nil {
 			return err
@@ -255,13 +272,24 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
+	if f.liveness {
+		s.Liveness = &livenessSummary{FairBound: f.fairBound, States: res.LivenessStates}
+	}
 	if det != nil {
 		s.Detector = det.Name()
 	}
 	if v := res.Violation; v != nil {
-		s.Violation = &checkViolat{Kind: v.Kind, Detail: v.Detail, Path: make([]string, len(v.Path))}
+		s.Violation = &checkViolat{Kind: v.Kind, Detail: v.Detail, Path: make([]string, len(v.Path)), Cycle: v.Cycle}
 		for i, st := range v.Path {
 			s.Violation.Path[i] = st.String()
+		}
+		if v.Kind == check.KindStarvation {
+			// Confirm the lasso independently of the search: it replays,
+			// its cycle closes, a request stays pending, and it is fair.
+			s.Violation.Lasso = "confirmed by replay: the cycle returns to its first state, the request stays pending all along it, and it is weakly fair"
+			if _, err := check.CheckLasso(cfg, check.Actions(v.Path), v.Cycle); err != nil {
+				s.Violation.Lasso = "NOT confirmed: " + err.Error()
+			}
 		}
 	}
 	// The trace is written before the report (a reader that closes
@@ -404,8 +432,14 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants and was not replayed on the real children: %s (docs/checker.md, \"Compositional checking\")\n", s.Abstract, s.ConcreteWhy)
 		}
 		fmt.Fprintf(w, "path (%d steps):\n", len(v.Path))
-		for _, p := range v.Path {
+		for i, p := range v.Path {
+			if v.Cycle > 0 && i == v.Cycle {
+				fmt.Fprintf(w, "  cycle:\n")
+			}
 			fmt.Fprintf(w, "  %s\n", p)
+		}
+		if v.Lasso != "" {
+			fmt.Fprintf(w, "lasso: %s\n", v.Lasso)
 		}
 		if tracePath != "" {
 			fmt.Fprintf(w, "trace: %s\n", tracePath)
@@ -413,6 +447,45 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	} else if tracePath != "" {
 		fmt.Fprintf(w, "trace: none written to %s (no counterexample)\n", tracePath)
 	}
+	if l := s.Liveness; l != nil {
+		fmt.Fprintf(w, "states: %d (budget-bounded stems)  continuation states: %d (fair bound %d)  transitions: %d  seconds: %.2f\n",
+			s.States, l.States, l.FairBound, s.Transitions, s.Seconds)
+		return
+	}
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  budget stops: %d  seconds: %.2f  states/s: %.0f\n",
 		s.States, s.Transitions, s.Depth, s.BudgetStops, s.Seconds, s.StatesPerS)
+}
+
+// livenessSummary is the --json part of a --liveness run.
+type livenessSummary struct {
+	FairBound int   `json:"fair_bound"`
+	States    int64 `json:"continuation_states"`
+}
+
+// checkLivenessFlags refuses the flags --liveness does not combine with.
+func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	if !f.liveness {
+		for _, name := range []string{"liveness-states", "fair-bound"} {
+			if fl.Changed(name) {
+				return badInput("--%s belongs to the starvation search: add --liveness, or leave it out", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case f.livenessStates < 1:
+		return badInput("--liveness-states %d is out of range: need >= 1", f.livenessStates)
+	case f.fairBound < 0 || f.fairBound > 250:
+		return badInput("--fair-bound %d is out of range: need 0 <= fair-bound <= 250 (0: exact weak fairness)", f.fairBound)
+	case f.tracePath != "" || f.vizPath != "":
+		return badInput("--trace and --viz do not take a starvation lasso yet (the trace format has no cycle): leave them out with --liveness; the path is printed")
+	case f.search != "bfs" || f.reduce != "none" || f.diskDir != "" || fl.Changed("expected-states"):
+		return badInput("--liveness runs its own search: leave --search, --reduce, --disk-dir and --expected-states out")
+	case f.unordered:
+		return badInput("--liveness needs FIFO channels (its fairness units are channel heads): leave --unordered out")
+	case f.faults.crashes > 0 || fl.Changed("detector"):
+		return badInput("--liveness is defined without crashes and failure detectors: leave --crashes and --detector out")
+	}
+	return nil
 }
