@@ -111,6 +111,9 @@ func (p *Problem) Abstract(tag string) error {
 		}
 		return fmt.Errorf("abstract %s: %s has no child object %s (%s do)", tag, p.Alg.Name, tag, strings.Join(takers, ", "))
 	}
+	if p.Params.Options == nil {
+		p.Params.Options = cs.Options{}
+	}
 	p.Params.Options[tag] = ideal
 	return nil
 }

@@ -228,7 +228,7 @@ func TestConcretize(t *testing.T) {
 		abs := abstracted(t, spec, "mx")
 		res := mustRun(t, abs)
 		v, why, err := check.Concretize(abstracted(t, spec), abs, res.Violation, 2_000_000)
-		if err != nil || v != nil || !strings.Contains(why, "exhaustive") {
+		if err != nil || v != nil || !strings.Contains(why, "every order of their messages was tried") {
 			t.Fatalf("shortest abstract deadlock: %v %+v %s", err, v, why)
 		}
 	}
@@ -240,5 +240,60 @@ func TestConcretize(t *testing.T) {
 	v, why, err := check.Concretize(conc, abs, res.Violation, 1_000_000)
 	if err != nil || v == nil || v.Kind != check.KindBounds {
 		t.Fatalf("bounds: %v %s %+v", err, why, v)
+	}
+}
+
+// pair is a parent of two ideal objects, a (its state) and b (never
+// used); swap yields them in the other order, which must not matter: an
+// object is one path in every process, whatever its position.
+type pair struct {
+	a, b cs.Machine
+	swap bool
+}
+
+func (p pair) Self() cs.ID                 { return p.a.Self() }
+func (p pair) State() cs.State             { return p.a.State() }
+func (p pair) Pending() cs.Op              { return p.a.Pending() }
+func (p pair) Clone() cs.Machine           { return pair{p.a.Clone(), p.b.Clone(), p.swap} }
+func (p pair) AppendState(b []byte) []byte { return p.b.AppendState(p.a.AppendState(b)) }
+func (p pair) Entry(env cs.Env) error      { return p.a.Entry(wrapEnv{env}) }
+func (p pair) Exit(env cs.Env) error       { return p.a.Exit(wrapEnv{env}) }
+func (p pair) Receive(env cs.Env, from cs.ID, m cs.Message) error {
+	t, ok := m.(cs.Tagged)
+	switch {
+	case ok && t.Tag == "a":
+		return p.a.Receive(wrapEnv{env}, from, t.Msg)
+	case ok && t.Tag == "b":
+		return p.b.Receive(cs.ChildEnv{Parent: env, Tag: "b"}, from, t.Msg)
+	}
+	return cs.Unexpected(p.Self(), from, m)
+}
+func (p pair) Children() iter.Seq2[string, cs.Machine] {
+	return func(yield func(string, cs.Machine) bool) {
+		if p.swap {
+			_ = yield("b", p.b) && yield("a", p.a)
+			return
+		}
+		_ = yield("a", p.a) && yield("b", p.b)
+	}
+}
+
+// TestIdealChildrenByPath: ideal children are one object per path whatever
+// order each process yields them in; processes with different ones, and
+// ideal children with crashes or a detector, are refused.
+func TestIdealChildrenByPath(t *testing.T) {
+	as, _ := ideal.New(cs.Params{N: 2, K: 1})
+	bs, _ := ideal.New(cs.Params{N: 2, K: 2})
+	ms := []cs.Machine{pair{as[0], bs[0], false}, pair{as[1], bs[1], true}}
+	res := mustRun(t, check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2})
+	if res.Verdict != check.OK {
+		t.Fatalf("%s %+v", res.Verdict, res.Violation)
+	}
+	bad := []cs.Machine{pair{as[0], bs[0], false}, wrapper{as[1]}}
+	if _, err := check.Run(check.Config{Machines: bad, Property: global(t, 2, 0, 1), Budget: 2}); err == nil || !strings.Contains(err.Error(), "differ") {
+		t.Errorf("different ideal children: %v", err)
+	}
+	if _, err := check.Run(check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2, Crashes: 1}); err == nil || !strings.Contains(err.Error(), "crashes") {
+		t.Errorf("ideal children with crashes: %v", err)
 	}
 }

@@ -316,6 +316,9 @@ func (c Config) Validate() error {
 	if err := c.validateLiveness(); err != nil {
 		return err
 	}
+	if err := c.validateIdeals(); err != nil {
+		return err
+	}
 	if err := c.validateDisk(); err != nil {
 		return err
 	}

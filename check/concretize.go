@@ -21,12 +21,16 @@ import (
 // messages in between in any order, and has each child grant (become InCS
 // after a delivery) exactly where the abstract path has the ideal object
 // grant. The parents then receive the same inputs in the same order, so
-// they act the same. The path found is replayed on the concrete system:
+// they act the same. The search is depth-first and tries the parents' next
+// step first. A concrete violation met on the way (a step that fails
+// before the abstract path's last) is returned as it is: it is real. The path found is replayed on the concrete system:
 // for a bounds, convention or error violation its last step fails the
 // same way; for a deadlock, the children's messages still in transit are
 // delivered (granting nobody) and the state reached is decided by the
 // checker's deadlock analysis. It returns the concrete violation, or nil
-// with the reason none was found.
+// with the reason none was found. Every violation it returns comes from a
+// replay of the concrete system (Replay, or the deadlock analysis of the
+// replayed last state), never from the abstract one.
 func Concretize(concrete, abstract Config, v *Violation, limit int) (*Violation, string, error) {
 	if err := concrete.Validate(); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrConfig, err)
@@ -42,6 +46,9 @@ func Concretize(concrete, abstract Config, v *Violation, limit int) (*Violation,
 	if err != nil {
 		return nil, "", err
 	}
+	if steps == nil {
+		return nil, "paths with crashes or detector outputs are not replayed on the concrete system", nil
+	}
 	cx := newExplorer(concrete)
 	if concrete.Unordered {
 		return nil, "paths with unordered channels are not replayed on the concrete system", nil
@@ -55,14 +62,11 @@ func Concretize(concrete, abstract Config, v *Violation, limit int) (*Violation,
 	if err != nil {
 		return nil, "", err
 	}
-	if v.Kind != KindDeadlock {
-		if viol == nil || viol.Kind != v.Kind {
-			return nil, fmt.Sprintf("the concrete path does not fail as the abstract one (%s): %v", v.Kind, viol), nil
-		}
-		return viol, "", nil
-	}
 	if viol != nil {
-		return viol, "", nil // a violation on the way is a counterexample too
+		return viol, "", nil // real: Replay found it on the concrete system
+	}
+	if v.Kind != KindDeadlock {
+		return nil, fmt.Sprintf("the concrete path does not fail as the abstract one (%s)", v.Kind), nil
 	}
 	end := newReplayer(cx.x, cx.root)
 	for _, a := range path {
@@ -104,7 +108,7 @@ func (e *explorer) parentSteps(path []Action) ([]parentStep, error) {
 			ps.key = e.x.tab.msg(m).enc
 		case Request, Grant:
 		default:
-			return nil, fmt.Errorf("check: concretize: %s steps are not supported", a)
+			return nil, nil // crashes and detector outputs: not matched (no ideal child with them: validateIdeals)
 		}
 		out = append(out, ps)
 		rp.step(a)
@@ -130,6 +134,7 @@ type node struct {
 	k      int
 	parent *node
 	a      Action
+	failed bool // a property failed on the action into s
 }
 
 // search returns the concrete actions of a path matching every step, or nil
@@ -150,7 +155,7 @@ func (c *concretizer) search(limit int) ([]Action, string) {
 		}
 		n := (*top)[0]
 		*top = (*top)[1:]
-		if n.k == len(c.steps) && (!c.drain || !c.childInFlight(n.s)) {
+		if n.failed || n.k == len(c.steps) && (!c.drain || !c.childInFlight(n.s)) {
 			var path []Action
 			for p := n; p.parent != nil; p = p.parent {
 				path = append(path, p.a)
@@ -169,7 +174,7 @@ func (c *concretizer) search(limit int) ([]Action, string) {
 		}
 		stack = append(stack, c.moves(n))
 	}
-	return nil, "no concrete path makes the same parent steps in the same order with the real children granting where the ideal object did (the search was exhaustive); the abstract deadlock may need an order of grants the real children cannot produce, or another order of the parents' steps"
+	return nil, "no concrete path makes the same parent steps in the same order with the real children granting after a delivery where the ideal object granted (every order of their messages was tried); the abstract counterexample may need an order of grants the real children cannot produce, or another order of the parents' steps"
 }
 
 // moves returns the successors of n: the next abstract step when the
@@ -185,9 +190,10 @@ func (c *concretizer) moves(n *node) []*node {
 	}
 	if next != nil && next.a.Kind != Grant {
 		if a, ok := c.enabled(n.s, next); ok {
-			if c.st.apply(n.s, a) == nil || n.k == len(c.steps)-1 {
-				out = append(out, &node{s: c.st.materialize(), k: n.k + 1, parent: n, a: a})
-			}
+			// A property that fails ends the path: a concrete violation,
+			// even before the abstract path's last step.
+			failed := c.st.apply(n.s, a) != nil
+			out = append(out, &node{s: c.st.materialize(), k: n.k + 1, parent: n, a: a, failed: failed})
 		}
 	}
 	for i := 0; i < len(n.s.flight); {
@@ -203,6 +209,7 @@ func (c *concretizer) moves(n *node) []*node {
 		a := Action{Kind: Deliver, Node: to, From: from}
 		before := c.granted(n.s, to)
 		if c.st.apply(n.s, a) != nil {
+			out = append(out, &node{s: c.st.materialize(), k: n.k, parent: n, a: a, failed: true})
 			continue
 		}
 		after := c.granted(&c.st.next, to)

@@ -140,7 +140,7 @@ func (x *model) stillEnabled(s *gstate, a Action) (Action, bool) {
 	case Trust:
 		return a, s.suspect[a.Node-1]&bit(a.Who) != 0
 	case Grant:
-		return a, !s.isCrashed(a.Node) && x.tab.machine(s.procs[a.Node-1].m).idealWant&(1<<a.Index) != 0 && x.grantable(s, a.Index)
+		return a, x.tab.machine(s.procs[a.Node-1].m).idealWant&(1<<a.Index) != 0 && x.grantable(s, a.Index)
 	}
 	return a, false
 }

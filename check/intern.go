@@ -97,6 +97,9 @@ type interner struct {
 	mu       sync.Mutex
 	machines table[machineEntry]
 	msgs     table[msgEntry]
+	// idealIndex numbers the ideal children by path (abstract.go); nil
+	// without any. Set before the first machine is interned.
+	idealIndex map[string]int
 }
 
 func newInterner() *interner {
@@ -126,7 +129,10 @@ func (t *interner) internMachine(key []byte, m cs.Machine) uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.machines.intern(key, func() machineEntry {
-		in, want := idealMasks(m)
+		var in, want uint32
+		if t.idealIndex != nil {
+			in, want = idealMasks(m, t.idealIndex)
+		}
 		return machineEntry{m: m, state: m.State(), pending: m.Pending(), idealIn: in, idealWant: want}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
-	"github.com/critsec/critsec/ideal"
 )
 
 // Starvation (docs/checker.md, "Starvation (liveness)").
@@ -588,8 +587,7 @@ func (c Config) validateLiveness() error {
 	case c.DepthFirst || c.PartialOrder || c.DiskDir != "":
 		return fmt.Errorf("check: Liveness runs its own search: leave DepthFirst, PartialOrder and DiskDir out")
 	}
-	ideals := 0
-	walkIdeal(c.Machines[0], func(int, []string, *ideal.Object) { ideals++ })
+	ideals := len(idealsOf(c.Machines[0]))
 	if u := n*n + n + n*ideals; u > maxUnits {
 		return fmt.Errorf("check: Liveness supports at most %d fairness units (n*n deliveries, n calls, n grants per ideal object): n = %d with %d ideal objects has %d", maxUnits, n, ideals, u)
 	}

@@ -378,6 +378,7 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		}
 	case Grant:
 		msg = x.ideals[a.Index].grant
+		a.Msg = x.ideals[a.Index].name // for the error, if the parent refuses it
 	case Crash:
 		w.next.crashed |= bit(a.Node)
 		w.next.crashesLeft--

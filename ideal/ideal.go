@@ -14,6 +14,11 @@
 // eventually granted". Exit completes at once, as it does in Maekawa's and
 // Ricart-Agrawala's algorithms. Outside the model checker nothing grants, so
 // an Object never enters: it is not an algorithm.
+//
+// The checker finds Objects by walking cs.Composite parents. An Object
+// wrapped in cs.Co is not found (Co yields its inner machine's children,
+// not the machine): abstract the object inside, as kmex = Co(MUTIN) is
+// abstracted through MUTIN's mx.
 package ideal
 
 import (

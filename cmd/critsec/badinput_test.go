@@ -56,6 +56,7 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"check", "--alg", "raymond", "--abstract", "mx"},
 		{"check", "--alg", "gcs", "--abstract", "mx,"},
 		{"check", "--alg", "mutin", "--abstract", "kmex"},
+		{"check", "--alg", "mutin", "--abstract", "mx", "--crashes", "1"},
 		{"trace", "check", hugeN},
 		{"trace", "check", n62},
 		{"trace", "check", filepath.Join(dir, "missing.jsonl")},

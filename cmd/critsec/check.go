@@ -286,7 +286,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		if v.Kind == check.KindStarvation {
 			// Confirm the lasso independently of the search: it replays,
 			// its cycle closes, a request stays pending, and it is fair.
-			s.Violation.Lasso = "confirmed by replay: the cycle returns to its first state, the request stays pending all along it, and it is weakly fair"
+			s.Violation.Lasso = "confirmed by replay, independently of the graph search: the cycle returns to its first state, the request stays pending all along it, and it is weakly fair"
 			if _, err := check.CheckLasso(cfg, check.Actions(v.Path), v.Cycle); err != nil {
 				s.Violation.Lasso = "NOT confirmed: " + err.Error()
 			}
@@ -420,6 +420,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
+	if s.Abstract != "" && s.Result == string(check.OK) {
+		fmt.Fprintf(w, "abstracted: the bounds hold for every real %s that keeps its own bounds and exits at once; deadlock freedom is shown for the ideal object, which may grant in any order (docs/checker.md, \"Compositional checking\")\n", s.Abstract)
+	}
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)
 	}
