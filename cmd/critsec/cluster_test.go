@@ -31,7 +31,9 @@ func TestCluster(t *testing.T) {
 			if m == nil {
 				t.Fatalf("no entry count:\n%s", out)
 			}
-			if n, _ := strconv.Atoi(m[1]); n < 20 {
+			// Progress, not speed (speed is measured in docs/network.md):
+			// entries went on around the kill, on a loaded machine too.
+			if n, _ := strconv.Atoi(m[1]); n < 5 {
 				t.Errorf("only %d entries:\n%s", n, out)
 			}
 			if !strings.Contains(out, "1 kills") {
