@@ -175,7 +175,7 @@ func designFrozen(t *testing.T, p cs.Params, limit int) (frozen []cs.ID, states 
 // processes the corrected lkcs starves there (TestFixedSimulation).
 var starvedRandom60 = []cs.ID{1, 2, 6, 8, 10, 11, 13, 14, 18, 19, 20, 21, 22, 24, 27, 28, 29, 33, 34, 36, 38, 39, 41, 42, 43, 44, 45, 48, 49, 51, 54, 58, 60}
 
-// TestDesignFrozen: on the smallest graphs every process can move within
+// TestDesignFrozen: on the bowtie, the wheels and torus:6x6 every process can move within
 // the design, and on random:60:0.15:7 (0,3) the 33 of starvedRandom60 can
 // never change state, whatever a correction decides (docs/local-lk-cs.md,
 // "Starvation on random graphs is the design's").
