@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/critsec/critsec/cs"
@@ -128,6 +129,18 @@ func TestDeadlockBySearch(t *testing.T) {
 		}
 		if res.Verdict != Incomplete {
 			t.Fatalf("dfs=%v with DeadlockStates 1: %s %+v, want incomplete", dfs, res.Verdict, res.Violation)
+		}
+		if !dfs {
+			continue
+		}
+		// A limit that strikes later still reports the undecided stop
+		// (depth-first meets the stop at its fourth state of six).
+		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs, DeadlockStates: 1, MaxStates: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != Incomplete || !strings.Contains(res.Reason, "max-states") || !strings.Contains(res.Reason, "left undecided: could not decide whether P1") {
+			t.Fatalf("with DeadlockStates 1 and MaxStates 5: %s %q", res.Verdict, res.Reason)
 		}
 	}
 }

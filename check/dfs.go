@@ -76,6 +76,7 @@ func (e *explorer) runDFS() Result {
 		case undecided:
 			if undecidedProb == nil {
 				undecidedProb = &v.prob
+				e.undecided = undecidedProb
 			}
 		}
 		return nil

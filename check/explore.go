@@ -27,6 +27,11 @@ func Run(cfg Config) (Result, error) {
 	default:
 		res = e.run()
 	}
+	if u := e.undecided; res.Verdict == Incomplete && u != nil && res.Reason != u.detail {
+		// A limit ended the run after a budget stop was left undecided:
+		// say both, so that a longer run is not thought enough.
+		res.Reason += "; before that, a budget stop was left undecided: " + u.detail
+	}
 	res.Seconds = time.Since(e.start).Seconds()
 	return res, nil
 }
@@ -63,6 +68,9 @@ type explorer struct {
 	// deadline is zero without a timeout.
 	deadline time.Time
 	workers  []*worker
+	// undecided is the first budget stop whose deadlock analysis hit its
+	// limit, or nil.
+	undecided *problem
 }
 
 // worker is one goroutine's scratch space.
@@ -162,6 +170,7 @@ func (e *explorer) run() Result {
 			res.BudgetStops += o.stops
 			if o.undecided != nil && undecided == nil {
 				undecided = o.undecided
+				e.undecided = &undecided.prob
 			}
 			if o.viol != nil {
 				// Whether later chunks ran depends on timing; their
