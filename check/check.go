@@ -185,6 +185,10 @@ type Result struct {
 	// LivenessStates is the number of states of the continuation graphs
 	// the starvation search explored (Config.Liveness), all processes'.
 	LivenessStates int64
+	// LivenessDeadEnds counts the continuation states all of whose steps
+	// the fairness bound (Config.FairBound) cut: schedules the bound
+	// excludes, not deadlocks (docs/checker.md, "Starvation").
+	LivenessDeadEnds int64
 }
 
 // StatesPerSecond is States / Seconds.

@@ -251,6 +251,9 @@ type frameL struct {
 	node int32
 	acts []Action
 	next int
+	// pruned counts the steps the fairness bound cut; out the others (an
+	// edge in the graph, or one that completes r).
+	pruned, out int
 }
 
 // search runs Tarjan's algorithm on the continuation graph of r from every
@@ -320,6 +323,7 @@ func (l *livenessRun) search(r cs.ID) (*Violation, string) {
 					return l.violationAt(nodes, top.node, []uint32{actCode(a)}, problem{p.kind, p.detail + " (in a continuation beyond the budget)"}, false), ""
 				}
 				if st.next.procs[r-1].pending == cs.None {
+					top.out++
 					continue // r's request completes: the edge leaves the graph
 				}
 				succ := st.materialize()
@@ -341,9 +345,11 @@ func (l *livenessRun) search(r cs.ID) (*Violation, string) {
 						}
 					}
 					if over {
+						top.pruned++
 						continue // K-bounded fairness: the step is not explored
 					}
 				}
+				top.out++
 				fp := augFP(succ, nages)
 				if id, ok := visited[fp]; ok {
 					u.edges = append(u.edges, ledge{to: id, unit: uint8(unit), act: actCode(a)})
@@ -369,6 +375,9 @@ func (l *livenessRun) search(r cs.ID) (*Violation, string) {
 				continue
 			}
 			// Done with u: close its component if it is a root of one.
+			if top.out == 0 && top.pruned > 0 {
+				l.res.LivenessDeadEnds++ // the bound cut every step
+			}
 			dfs = dfs[:len(dfs)-1]
 			if len(dfs) > 0 {
 				p := &nodes[dfs[len(dfs)-1].node]

@@ -253,6 +253,11 @@ func TestNoStarvation(t *testing.T) {
 		if c.states > 0 && res.LivenessStates != c.states {
 			t.Errorf("%s n=%d k=%d: %d continuation states, want %d", c.name, c.n, c.k, res.LivenessStates, c.states)
 		}
+		// Exact fairness cuts nothing; a bound cuts some states' every
+		// step, never all of them (the roots keep a step).
+		if c.bound == 0 && res.LivenessDeadEnds != 0 || res.LivenessDeadEnds >= res.LivenessStates {
+			t.Errorf("%s n=%d k=%d bound %d: %d dead ends of %d continuation states", c.name, c.n, c.k, c.bound, res.LivenessDeadEnds, res.LivenessStates)
+		}
 	}
 }
 

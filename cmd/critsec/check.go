@@ -273,7 +273,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
 	if f.liveness {
-		s.Liveness = &livenessSummary{FairBound: f.fairBound, States: res.LivenessStates}
+		s.Liveness = &livenessSummary{FairBound: f.fairBound, States: res.LivenessStates, DeadEnds: res.LivenessDeadEnds}
 	}
 	if det != nil {
 		s.Detector = det.Name()
@@ -453,6 +453,10 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if l := s.Liveness; l != nil {
 		fmt.Fprintf(w, "states: %d (budget-bounded stems)  continuation states: %d (fair bound %d)  transitions: %d  seconds: %.2f\n",
 			s.States, l.States, l.FairBound, s.Transitions, s.Seconds)
+		if l.DeadEnds > 0 {
+			fmt.Fprintf(w, "fair bound: in %d continuation states (%.0f %%) the bound cut every step; the verdict covers only the schedules it keeps (docs/checker.md)\n",
+				l.DeadEnds, 100*float64(l.DeadEnds)/float64(max(l.States, 1)))
+		}
 		return
 	}
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  budget stops: %d  seconds: %.2f  states/s: %.0f\n",
@@ -463,6 +467,8 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 type livenessSummary struct {
 	FairBound int   `json:"fair_bound"`
 	States    int64 `json:"continuation_states"`
+	// DeadEnds are continuation states where the bound cut every step.
+	DeadEnds int64 `json:"dead_ends"`
 }
 
 // checkLivenessFlags refuses the flags --liveness does not combine with.
