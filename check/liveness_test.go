@@ -18,9 +18,9 @@ import (
 // asks again before its RELEASE arrives, and wins every time). Without
 // prio, RELEASE serves a waiting P2 first.
 type arbiter struct {
-	i        int
-	prio     bool
-	phase    uint8 // 0 out, 1 requesting, 2 in
+	i    int
+	prio bool
+	testPhase
 	lock     uint8 // P1: 0 free, 1 or 2 the holder
 	waiting2 bool  // P1: P2's REQ arrived and is not served
 	release  bool  // P1: a RELEASE is in transit
@@ -37,18 +37,6 @@ func newArbiter(prio bool) []cs.Machine {
 }
 
 func (m *arbiter) Self() cs.ID { return cs.ID(m.i) }
-func (m *arbiter) State() cs.State {
-	if m.phase == 2 {
-		return cs.InCS
-	}
-	return cs.OutCS
-}
-func (m *arbiter) Pending() cs.Op {
-	if m.phase == 1 {
-		return cs.Entry
-	}
-	return cs.None
-}
 
 func (m *arbiter) enter(env cs.Env) {
 	m.phase = 2

@@ -14,9 +14,9 @@ import (
 // implements cs.Detecting: a suspected process counts as having replied,
 // which makes it tolerate crashes under a perfect failure detector.
 type ra struct {
-	i, n     int
-	greedy   bool
-	phase    uint8 // 0 out, 1 requesting, 2 in
+	i, n   int
+	greedy bool
+	testPhase
 	h, last  int64
 	replied  uint64 // bit j: j granted (or is suspected) for the current request
 	deferred uint64
@@ -42,14 +42,20 @@ func newRA(n int, greedy bool) []cs.Machine {
 }
 
 func (m *ra) Self() cs.ID { return cs.ID(m.i) }
-func (m *ra) State() cs.State {
-	if m.phase == 2 {
+
+// testPhase is the phase of the test machines here and in liveness_test.go:
+// 0 out, 1 requesting (an Entry pending), 2 in.
+type testPhase struct{ phase uint8 }
+
+func (p testPhase) State() cs.State {
+	if p.phase == 2 {
 		return cs.InCS
 	}
 	return cs.OutCS
 }
-func (m *ra) Pending() cs.Op {
-	if m.phase == 1 {
+
+func (p testPhase) Pending() cs.Op {
+	if p.phase == 1 {
 		return cs.Entry
 	}
 	return cs.None
