@@ -2,3 +2,7 @@ package check
 
 // MemoEntries lets tests shrink or disable the memo of machine calls.
 var MemoEntries = &memoEntries
+
+// MergeCrashed lets tests encode crashed processes with their budget and
+// suspicions, as before they were merged.
+var MergeCrashed = &mergeCrashed

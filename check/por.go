@@ -42,6 +42,11 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 	}
 	var owners uint64 // processes with an enabled action
 	for _, a := range acts {
+		// With a crash enabled, no owner-based ample set is smaller than
+		// everything for a machine that takes detector input: a crash of
+		// any j outside P would enable Suspect(i, j) at the processes of P
+		// that do not suspect it, so P would have to contain every such j
+		// (docs/checker.md, "Crashes in the ample set").
 		if a.Kind == Crash {
 			return acts
 		}

@@ -497,24 +497,38 @@ func (w *stepper) checkReported(node cs.ID, now cs.State) {
 	}
 }
 
+// mergeCrashed makes a crashed process encode as crashedID alone, without
+// its budget and its detector's suspicions (tests turn it off to compare).
+var mergeCrashed = true
+
 // fingerprintOf returns the fingerprint of s: MurmurHash3 (hasher) of its
 // canonical encoding, a sequence of 64-bit words (little-endian), fed to
 // the hash word by word without building it. Per process: its machine's id
-// (crashedID once crashed) with its budget, then, with a detector, its
-// suspicions; the number of messages in transit, then each with its link;
-// the crash budget left. Ids stand for contents one to one (intern.go) and
-// the only variable-length part is prefixed by its length, so distinct
-// states encode differently.
+// with its budget, then, with a detector, its suspicions, or, once it has
+// crashed, crashedID and (with a detector) a zero word: nothing reads a
+// crashed process's machine, budget or suspicions again (actions,
+// detector outputs, the properties and the deadlock analysis all skip
+// crashed processes), so states that differ only there are merged; the
+// number of messages in transit, then each with its link; the crash budget
+// left. Ids stand for contents one to one (intern.go) and the only
+// variable-length part is prefixed by its length, so distinct states
+// encode differently.
 func fingerprintOf(s *gstate) fingerprint {
 	h := newHasher()
 	for i, p := range s.procs {
-		id := p.m
-		if s.isCrashed(cs.ID(i + 1)) {
-			id = crashedID
-		}
-		h.add(uint64(id) | uint64(uint8(p.budget))<<32)
+		sus := uint64(0)
 		if s.suspect != nil {
-			h.add(s.suspect[i])
+			sus = s.suspect[i]
+		}
+		if s.isCrashed(cs.ID(i + 1)) {
+			p.m = crashedID
+			if mergeCrashed {
+				p.budget, sus = 0, 0
+			}
+		}
+		h.add(uint64(p.m) | uint64(uint8(p.budget))<<32)
+		if s.suspect != nil {
+			h.add(sus)
 		}
 	}
 	h.add(uint64(len(s.flight)))
