@@ -89,19 +89,19 @@ type livenessRun struct {
 	stems []*gstate
 }
 
-// unit returns the fairness unit of action a (not a crash or a detector
-// output).
-func (l *livenessRun) unit(a Action) int {
+// unit returns the fairness unit of action a; crashes and detector outputs
+// have none (the starvation model has neither: validateLiveness).
+func (l *livenessRun) unit(a Action) (int, bool) {
 	x := l.e.x
 	switch a.Kind {
 	case Deliver:
-		return int(x.link(a.From, a.Node))
+		return int(x.link(a.From, a.Node)), true
 	case Request:
-		return x.n*x.n + int(a.Node) - 1
+		return x.n*x.n + int(a.Node) - 1, true
 	case Grant:
-		return x.n*x.n + x.n + (int(a.Node)-1)*len(x.ideals) + a.Index
+		return x.n*x.n + x.n + (int(a.Node)-1)*len(x.ideals) + a.Index, true
 	}
-	panic("check: liveness: no fairness unit for " + a.String())
+	return 0, false
 }
 
 // runLiveness is Run with Config.Liveness.
@@ -214,12 +214,13 @@ func (l *livenessRun) enabledUnits(s *gstate, dst []Action) ([]Action, uint64) {
 	n := 0
 	var mask uint64
 	for _, a := range dst {
-		if a.Kind == Crash {
+		u, ok := l.unit(a)
+		if !ok {
 			continue
 		}
 		dst[n] = a
 		n++
-		mask |= 1 << l.unit(a)
+		mask |= 1 << u
 	}
 	return dst[:n], mask
 }
@@ -329,7 +330,7 @@ func (l *livenessRun) search(r cs.ID) (*Violation, string) {
 				succ := st.materialize()
 				var en uint64
 				acts, en = l.enabledUnits(succ, acts)
-				unit := l.unit(a)
+				unit, _ := l.unit(a) // a is one of enabledUnits'
 				var nages []uint8
 				if K > 0 {
 					nages = make([]uint8, e.x.n*e.x.n)
@@ -545,7 +546,8 @@ func distancesFrom(nodes []lnode, in map[int32]bool, src int32) map[int32]int {
 	return dist
 }
 
-// shortestWalk returns a shortest path of internal edges from src to dst.
+// shortestWalk returns a shortest path of internal edges from src to dst,
+// or nil if there is none.
 func shortestWalk(nodes []lnode, in map[int32]bool, src, dst int32) []ledge {
 	if src == dst {
 		return nil
@@ -576,7 +578,9 @@ func shortestWalk(nodes []lnode, in map[int32]bool, src, dst int32) []ledge {
 			q = append(q, ed.to)
 		}
 	}
-	panic("check: liveness: no path inside a strongly connected component")
+	// Unreachable inside a strongly connected component; a lasso built
+	// without the walk fails CheckLasso, which the CLI runs on every lasso.
+	return nil
 }
 
 // validateLiveness checks the fields of Config.Liveness.
@@ -632,7 +636,11 @@ func CheckLasso(cfg Config, path []Action, cycle int) (uint64, error) {
 			acts, en = l.enabledUnits(refill(rp.cur), acts)
 			all &= en
 			pending &= rp.cur.pendingMask()
-			taken |= 1 << l.unit(a)
+			u, ok := l.unit(a)
+			if !ok {
+				return 0, fmt.Errorf("check: CheckLasso: step %d, %s, is not a step of the starvation model (no crash or detector output)", i+1, a)
+			}
+			taken |= 1 << u
 		}
 		if i == cycle {
 			start = fingerprintOf(refill(rp.cur))
