@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 )
@@ -34,6 +35,7 @@ type diskFPSet struct {
 
 	dir    string   // the run's own directory under DiskDir, removed by close
 	f      *os.File // the sorted file, nil before the first merge
+	mapped []byte   // f mapped read-only (mapFile), or nil: pages are read with pread
 	onDisk int64    // fingerprints in f
 	index  []fp96   // first fingerprint of every page of f
 	page   [diskPageBytes]byte
@@ -53,6 +55,9 @@ const (
 
 // diskMinSlots is the smallest table; tests lower it to force merges.
 var diskMinSlots = 1 << 10
+
+// diskMapFile is mapFile; tests replace it to exercise reads with pread.
+var diskMapFile = mapFile
 
 // ValidateDiskDir checks that dir, a Config.DiskDir, is a directory a run
 // can create its own directory in (it removes what it created to find out);
@@ -120,11 +125,11 @@ func (s *diskFPSet) states() int64 { return s.onDisk + int64(s.count) }
 // close removes the set's files and directory.
 func (s *diskFPSet) close() error {
 	var err error
+	unmapFile(s.mapped)
 	if s.f != nil {
 		err = s.f.Close()
-		s.f = nil
 	}
-	s.slots, s.index = nil, nil
+	s.f, s.mapped, s.slots, s.index = nil, nil, nil, nil
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
@@ -208,8 +213,8 @@ func cmpFP96(a, b fp96) int {
 }
 
 // onFile reports whether x is in the file: the index names the only page
-// that can hold it, which is read once.
-func (s *diskFPSet) onFile(x fp96) (bool, error) {
+// that can hold it, which is read once, in the mapping or with pread.
+func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 	p := sort.Search(len(s.index), func(i int) bool { return cmpFP96(s.index[i], x) > 0 }) - 1
 	if p < 0 {
 		return false, nil
@@ -218,21 +223,42 @@ func (s *diskFPSet) onFile(x fp96) (bool, error) {
 		return true, nil
 	}
 	n := int(min(diskPageFPs, s.onDisk-int64(p)*diskPageFPs))
-	buf := s.page[:n*fp96Bytes]
+	off := int64(p) * diskPageBytes
 	s.reads++
-	if _, err := s.f.ReadAt(buf, int64(p)*diskPageBytes); err != nil {
-		return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, filepath.Join(s.dir, "fps"), err)
+	if s.mapped == nil {
+		buf := s.page[:n*fp96Bytes]
+		if _, err := s.f.ReadAt(buf, off); err != nil {
+			return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, filepath.Join(s.dir, "fps"), err)
+		}
+		return pageHas(buf, n, x), nil
 	}
-	lo, hi := 1, n // buf's fingerprint 0 is index[p] < x
+	// A read error under a mapping is a fault, not an error value: the
+	// runtime turns it into a panic here, and this into the same error.
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			on, err = false, fmt.Errorf("visited set on disk: read page %d of %s: %v", p, filepath.Join(s.dir, "fps"), r)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return pageHas(s.mapped[off:off+int64(n)*fp96Bytes], n, x), nil
+}
+
+// pageHas reports whether x is among the n sorted fingerprints of page,
+// whose first (the index's entry) is less than x.
+func pageHas(page []byte, n int, x fp96) bool {
+	lo, hi := 1, n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if cmpFP96(getFP96(buf[m*fp96Bytes:]), x) < 0 {
+		if cmpFP96(getFP96(page[m*fp96Bytes:]), x) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo < n && getFP96(buf[lo*fp96Bytes:]) == x, nil
+	return lo < n && getFP96(page[lo*fp96Bytes:]) == x
 }
 
 func getFP96(b []byte) fp96 {
@@ -293,10 +319,12 @@ func (s *diskFPSet) merge() error {
 		nf.Close()
 		return fmt.Errorf("visited set on disk: merge into %s: %w", name, err)
 	}
+	unmapFile(s.mapped)
 	if s.f != nil {
 		s.f.Close() // renamed over: its blocks are freed now
 	}
 	s.f, s.index, s.onDisk = nf, w.index, total
+	s.mapped = diskMapFile(nf, w.bytes())
 	clear(s.slots)
 	s.count = 0
 	s.merges++
@@ -323,6 +351,15 @@ func (w *fpWriter) put(x fp96) {
 	putFP96(w.b[:], x)
 	w.w.Write(w.b[:])
 	w.n++
+}
+
+// bytes is the length of what w wrote: full pages, padded but the last.
+func (w *fpWriter) bytes() int64 {
+	if w.n == 0 {
+		return 0
+	}
+	full := (w.n - 1) / diskPageFPs
+	return full*diskPageBytes + (w.n-full*diskPageFPs)*fp96Bytes
 }
 
 // fpReader reads the fingerprints of the file in order.

@@ -4,23 +4,33 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
 // TestDiskFPSet: random fingerprints, many repeated, into a set with a tiny
 // memory share, so that it merges into its file many times; every answer
 // is compared with a map, then every fingerprint is looked up again, and
-// close leaves nothing behind.
+// close leaves nothing behind. The file is read through its mapping, and
+// again with pread (where the mapping is unavailable).
 func TestDiskFPSet(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		capacity int
 		maxBytes uint64
 		n        int
+		pread    bool
 	}{
-		{"fixed table", 1000, 0, 60_000},          // 2^11 slots: a merge every 1536
-		{"doubling table", 0, 400 << 10, 200_000}, // 2^13 slots, then 2^14
+		{"fixed table", 1000, 0, 60_000, false},          // 2^11 slots: a merge every 1536
+		{"doubling table", 0, 400 << 10, 200_000, false}, // 2^13 slots, then 2^14
+		{"fixed table, pread", 1000, 0, 60_000, true},
 	} {
+		diskMapFile = mapFile
+		if c.pread {
+			diskMapFile = func(*os.File, int64) []byte { return nil }
+		}
+		t.Cleanup(func() { diskMapFile = mapFile })
 		dir := t.TempDir()
 		s, err := newDiskFPSet(dir, c.capacity, c.maxBytes)
 		if err != nil {
@@ -66,14 +76,66 @@ func TestDiskFPSet(t *testing.T) {
 				t.Fatalf("%s: %v: has %v, want %v (%v)", c.name, y, has, want[y], err)
 			}
 		}
-		if fi, err := os.Stat(filepath.Join(s.dir, "fps")); err != nil || fi.Size() < s.onDisk*fp96Bytes {
+		fi, err := os.Stat(filepath.Join(s.dir, "fps"))
+		if err != nil || fi.Size() < s.onDisk*fp96Bytes {
 			t.Fatalf("%s: file %v, %d fingerprints", c.name, err, s.onDisk)
+		}
+		if s.mapped != nil && int64(len(s.mapped)) != fi.Size() {
+			t.Fatalf("%s: %d bytes mapped of a file of %d", c.name, len(s.mapped), fi.Size())
+		}
+		if c.pread && s.mapped != nil || !c.pread && runtime.GOOS == "linux" && s.mapped == nil {
+			t.Fatalf("%s: mapped %v on %s", c.name, s.mapped != nil, runtime.GOOS)
 		}
 		if err := s.close(); err != nil {
 			t.Fatal(err)
 		}
 		if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 			t.Fatalf("%s: %d entries left in the directory (%v)", c.name, len(ents), err)
+		}
+	}
+}
+
+// TestDiskFPSetTruncated: a file cut short under the set (a failing disk,
+// another program) is a read error, not a crash, whether the set reads it
+// through its mapping (where the cut is a fault) or with pread.
+func TestDiskFPSetTruncated(t *testing.T) {
+	for _, pread := range []bool{false, true} {
+		diskMapFile = mapFile
+		if pread {
+			diskMapFile = func(*os.File, int64) []byte { return nil }
+		}
+		t.Cleanup(func() { diskMapFile = mapFile })
+		s, err := newDiskFPSet(t.TempDir(), 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		var all []fp96
+		for s.merges == 0 {
+			x := fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+			if _, err := s.insert(x); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, x)
+		}
+		if err := os.Truncate(filepath.Join(s.dir, "fps"), 0); err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, x := range all {
+			x[2]++ // not in the set: every lookup that reaches the file reads a page
+			if _, err := s.has(x); err != nil {
+				if !strings.Contains(err.Error(), "visited set on disk: read page") {
+					t.Fatalf("pread %v: %v", pread, err)
+				}
+				failed++
+			}
+		}
+		if failed == 0 {
+			t.Fatalf("pread %v: no lookup failed on a truncated file", pread)
+		}
+		if err := s.close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

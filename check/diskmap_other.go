@@ -1,0 +1,11 @@
+//go:build !unix
+
+package check
+
+import "os"
+
+// mapFile maps nothing here: the set reads pages with pread.
+func mapFile(*os.File, int64) []byte { return nil }
+
+// unmapFile undoes mapFile.
+func unmapFile([]byte) {}
