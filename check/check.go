@@ -122,6 +122,22 @@ type Config struct {
 	// states at load 3/4 within the share, and it then never doubles. Same
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
+	// Checkpoint, with DepthFirst and DiskDir, is a directory where the run
+	// saves its progress every CheckpointEvery and when a limit (Timeout,
+	// MaxMemory, MaxStates) stops it; when the directory already holds a
+	// checkpoint of the same check (CheckpointID, initial state, Budget and
+	// the other options that shape the search), the run continues it. A run
+	// that ends (ok, a violation, or a complete search with an undecided
+	// budget stop) removes its checkpoint. checkpoint.go; docs/checker.md,
+	// "Checkpoints".
+	Checkpoint string
+	// CheckpointEvery is the interval between saves; 0 means
+	// DefaultCheckpointEvery.
+	CheckpointEvery time.Duration
+	// CheckpointID tells checks apart that the initial state does not: the
+	// algorithm, its variant and options (critsec check puts its problem
+	// there). A checkpoint is continued only by a run with the same ID.
+	CheckpointID string
 	// Progress, when set, is called from time to time during the run (after
 	// each BFS level, every 2^18 new states depth-first) with the counts so
 	// far. It only observes: results do not depend on it.
@@ -182,6 +198,10 @@ type Result struct {
 	BudgetStops int64
 	// Seconds is the wall-clock duration of the run.
 	Seconds float64
+	// Resumed describes the earlier runs this one continued from its
+	// checkpoint (Config.Checkpoint), or is nil; the counts above include
+	// theirs, Seconds does not.
+	Resumed *Resumption
 	// LivenessStates is the number of states of the continuation graphs
 	// the starvation search explored (Config.Liveness), all processes'.
 	LivenessStates int64
@@ -191,12 +211,17 @@ type Result struct {
 	LivenessDeadEnds int64
 }
 
-// StatesPerSecond is States / Seconds.
+// StatesPerSecond is the rate of this run: States / Seconds, not counting
+// the states of the earlier runs it continued (Resumed).
 func (r Result) StatesPerSecond() float64 {
 	if r.Seconds <= 0 {
 		return 0
 	}
-	return float64(r.States) / r.Seconds
+	s := r.States
+	if r.Resumed != nil {
+		s -= r.Resumed.States
+	}
+	return float64(s) / r.Seconds
 }
 
 // Violation is a failed property and a shortest path to it.
@@ -324,6 +349,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.validateDisk(); err != nil {
+		return err
+	}
+	if err := c.validateCheckpoint(); err != nil {
 		return err
 	}
 	for i, m := range c.Machines {

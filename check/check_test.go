@@ -17,7 +17,7 @@ import (
 	"github.com/critsec/critsec/property"
 )
 
-func raymondMachines(t *testing.T, n, k int) []cs.Machine {
+func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 	t.Helper()
 	ms, err := raymond.New(cs.Params{N: n, K: k})
 	if err != nil {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -20,30 +21,37 @@ type frame struct {
 // fingerprints at load 3/8 to 15/16, fpSet96) instead of the BFS frontier's
 // packed states, plus the run's tables of distinct machines and messages. The verdicts are the same; a counterexample is the path DFS
 // found, not necessarily a shortest one; Depth is the longest path followed.
-// One goroutine; Workers is ignored.
-func (e *explorer) runDFS() Result {
-	var res Result
+// One goroutine; Workers is ignored. With Config.Checkpoint it saves its
+// progress and continues a saved one (checkpoint.go); err is a checkpoint
+// this run cannot continue.
+func (e *explorer) runDFS() (res Result, err error) {
 	w := e.workers[0]
 	st := w.st
 	// With DiskDir the visited set is partly on disk (diskfpset.go).
 	var visited *fpSet96
 	var disk *diskFPSet
-	if e.cfg.DiskDir != "" {
-		var err error
+	ck := e.resume
+	switch {
+	case ck != nil:
+		if disk, err = newDiskFPSetFrom(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare(), filepath.Join(e.cfg.Checkpoint, ck.FPs), ck.OnDisk); err != nil {
+			return res, fmt.Errorf("checkpoint in %s: %w", e.cfg.Checkpoint, err)
+		}
+		defer disk.close()
+	case e.cfg.DiskDir != "":
 		if disk, err = newDiskFPSet(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare()); err != nil {
 			res.Verdict, res.Reason = Incomplete, diskReason(0, err)
-			return res
+			return res, nil
 		}
 		defer disk.close()
 		disk.insert(fp96Of(fingerprintOf(e.root)))
-	} else {
+	default:
 		visited = newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
 		visited.insert(fp96Of(fingerprintOf(e.root)))
 	}
 	res.States = 1
 	if v := e.initialViolation(); v != nil {
 		res.Verdict, res.Violation = Violated, v
-		return res
+		return res, nil
 	}
 	var stack []frame
 	var undecidedProb *problem
@@ -81,11 +89,87 @@ func (e *explorer) runDFS() Result {
 		}
 		return nil
 	}
-	if v := enter(e.root, noAction, fingerprintOf(e.root)); v != nil {
-		res.Verdict, res.Violation = Violated, v
-		return res
+	// A search that ends by itself (ok, or a violation) spends its
+	// checkpoint; one stopped by a limit saves one (save).
+	ended := false
+	if e.cfg.Checkpoint != "" {
+		defer func() {
+			if ended || res.Verdict == Violated {
+				removeCheckpointFiles(e.cfg.Checkpoint, "") // left behind, it would only be continued to the same end
+			}
+		}()
 	}
+	save := func(pending uint32) error {
+		c := &checkpoint{
+			Key: e.checkpointKey(), States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
+			Pending: pending, Parts: 1, Seconds: time.Since(e.start).Seconds(),
+		}
+		if r := res.Resumed; r != nil {
+			c.Parts, c.Seconds = r.Parts+1, r.Seconds+c.Seconds
+		}
+		for _, fr := range stack {
+			c.Stack = append(c.Stack, savedFrame{Act: fr.code, Next: fr.next, FP: [2]uint64{fr.fp.a, fr.fp.b}})
+		}
+		if u := undecidedProb; u != nil {
+			c.Undecided = &[2]string{u.kind, u.detail}
+		}
+		keys, err := e.saveTables(e.cfg.Checkpoint, e.savedKeys)
+		if err != nil {
+			return err
+		}
+		c.Machines, c.Messages = keys[0], keys[1]
+		if err := saveCheckpoint(e.cfg.Checkpoint, disk, c); err != nil {
+			return err
+		}
+		e.savedKeys = keys
+		return nil
+	}
+	// stop ends the run Incomplete for reason, after saving a checkpoint
+	// when one is asked for (pending: see checkpoint.Pending).
+	stop := func(reason string, pending uint32) (Result, error) {
+		res.Verdict, res.Reason = Incomplete, reason
+		if e.cfg.Checkpoint != "" {
+			if err := save(pending); err != nil {
+				res.Reason += "; saving the checkpoint failed: " + err.Error()
+			} else {
+				res.Reason += "; progress saved in " + e.cfg.Checkpoint + ": the same command continues it"
+			}
+		}
+		return res, nil
+	}
+	if ck == nil {
+		if v := enter(e.root, noAction, fingerprintOf(e.root)); v != nil {
+			res.Verdict, res.Violation = Violated, v
+			return res, nil
+		}
+	} else {
+		if u := ck.Undecided; u != nil {
+			undecidedProb = &problem{u[0], u[1]}
+			e.undecided = undecidedProb
+		}
+		v, err := e.rebuild(ck, &res, &stack, enter, isOnStack, onStack)
+		if err != nil {
+			return res, fmt.Errorf("checkpoint in %s: %w", e.cfg.Checkpoint, err)
+		}
+		if v != nil {
+			res.Verdict, res.Violation = Violated, v
+			return res, nil
+		}
+	}
+	every := e.cfg.CheckpointEvery
+	if every == 0 {
+		every = DefaultCheckpointEvery
+	}
+	nextSave, saveDue := time.Now().Add(every), false
 	for len(stack) > 0 {
+		if saveDue {
+			// Here every visited state is on the stack or fully explored.
+			if err := save(noAction); err != nil {
+				res.Verdict, res.Reason = Incomplete, "saving the checkpoint failed: "+err.Error()
+				return res, nil
+			}
+			nextSave, saveDue = time.Now().Add(every), false
+		}
 		top := &stack[len(stack)-1]
 		if top.next == len(top.acts) {
 			if e.cfg.PartialOrder {
@@ -103,7 +187,7 @@ func (e *explorer) runDFS() Result {
 		if p := st.apply(top.s, a); p != nil {
 			res.Verdict = Violated
 			res.Violation = e.dfsViolation(stack, noAction, &finding{act: actCode(a), prob: *p})
-			return res
+			return res, nil
 		}
 		fp := fingerprintOf(&st.next)
 		// Every fingerprint in the recent cache was inserted into visited.
@@ -115,14 +199,14 @@ func (e *explorer) runDFS() Result {
 			var err error
 			if added, err = disk.insert(fp96Of(fp)); err != nil {
 				res.Verdict, res.Reason = Incomplete, diskReason(res.States, err)
-				return res
+				return res, nil
 			}
 		} else {
 			added, full = visited.insert(fp96Of(fp))
 		}
 		if full {
 			res.Verdict, res.Reason = Incomplete, fullReason(res.States, len(visited.slots), e.cfg.ExpectedStates)
-			return res
+			return res, nil
 		}
 		if !added {
 			continue
@@ -135,29 +219,88 @@ func (e *explorer) runDFS() Result {
 			}
 			e.cfg.Progress(p)
 		}
+		// A limit stops the run between the insert of this state and its
+		// entry: a checkpoint then names its action as pending.
 		if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
-			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached (depth-first, depth %d)", e.cfg.MaxStates, len(stack))
-			return res
+			return stop(fmt.Sprintf("max-states %d reached (depth-first, depth %d)", e.cfg.MaxStates, len(stack)), actCode(a))
 		}
 		if res.States&0xfff == 0 && overMemory(e.cfg.MaxMemory) {
-			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("memory limit %.1f GB reached after %d states (depth-first)", float64(e.cfg.MaxMemory)/(1<<30), res.States)
-			return res
+			return stop(fmt.Sprintf("memory limit %.1f GB reached after %d states (depth-first)", float64(e.cfg.MaxMemory)/(1<<30), res.States), actCode(a))
 		}
 		if res.States&0xfff == 0 && !e.deadline.IsZero() && time.Now().After(e.deadline) {
-			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, res.States)
-			return res
+			return stop(fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, res.States), actCode(a))
+		}
+		if res.States&0xfff == 0 && e.cfg.Checkpoint != "" && time.Now().After(nextSave) {
+			saveDue = true
 		}
 		if v := enter(st.materialize(), actCode(a), fp); v != nil {
 			res.Verdict, res.Violation = Violated, v
-			return res
+			return res, nil
 		}
 	}
+	ended = true
 	if undecidedProb != nil {
 		res.Verdict, res.Reason = Incomplete, undecidedProb.detail
-		return res
+		return res, nil
 	}
 	res.Verdict = OK
-	return res
+	return res, nil
+}
+
+// rebuild restores a depth-first run from checkpoint c: its counts into
+// res, and its path into stack by replaying, from the initial state, the
+// action each frame records as the one last tried in the frame below
+// (computing every frame's actions, and ample sets, as the first run did).
+// It then enters the pending state, if any, and returns a violation found
+// there. An inconsistency is an error: a damaged checkpoint, or one of
+// another algorithm that the key could not tell apart.
+func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter func(*gstate, uint32, fingerprint) *Violation, isOnStack func(fingerprint) bool, onStack map[fingerprint]int) (*Violation, error) {
+	w := e.workers[0]
+	st := w.st
+	res.States, res.Transitions, res.Depth, res.BudgetStops = c.States, c.Transitions, c.Depth, c.BudgetStops
+	res.Resumed = &Resumption{States: c.States, Transitions: c.Transitions, Parts: c.Parts, Seconds: c.Seconds}
+	// step applies the action last tried in the top frame, which must
+	// have the given code, and returns the state it leads to.
+	step := func(code uint32) (*gstate, error) {
+		top := &(*stack)[len(*stack)-1]
+		if top.next == 0 || actCode(top.acts[top.next-1]) != code {
+			return nil, fmt.Errorf("frame %d: action %#x is not the one last tried there: the checkpoint does not fit this check", len(*stack), code)
+		}
+		if p := st.apply(top.s, top.acts[top.next-1]); p != nil {
+			return nil, fmt.Errorf("frame %d: replaying its action fails (%s): the checkpoint does not fit this check", len(*stack), p.detail)
+		}
+		return st.materialize(), nil
+	}
+	for i, fr := range c.Stack {
+		s := e.root
+		if i > 0 {
+			var err error
+			if s, err = step(fr.Act); err != nil {
+				return nil, err
+			}
+		}
+		fp := fingerprintOf(s)
+		if fp != (fingerprint{fr.FP[0], fr.FP[1]}) {
+			return nil, fmt.Errorf("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
+		}
+		acts := st.actions(s, nil)
+		if e.cfg.PartialOrder && len(acts) > 0 {
+			onStack[fp]++
+			acts = w.ample(s, acts, isOnStack)
+		}
+		if len(acts) == 0 || fr.Next < 0 || fr.Next > len(acts) {
+			return nil, fmt.Errorf("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(acts), fr.Next)
+		}
+		*stack = append(*stack, frame{s: s, acts: acts, next: fr.Next, code: fr.Act, fp: fp})
+	}
+	if c.Pending == noAction {
+		return nil, nil
+	}
+	s, err := step(c.Pending)
+	if err != nil {
+		return nil, err
+	}
+	return enter(s, c.Pending, fingerprintOf(s)), nil
 }
 
 // dfsViolation rebuilds the path of the stack, then last (the action into the

@@ -415,3 +415,93 @@ func (c Config) diskShare() uint64 { return c.MaxMemory / 2 }
 func diskReason(states int64, err error) string {
 	return fmt.Sprintf("%v after %d states (depth-first, --disk-dir)", err, states)
 }
+
+// flush merges the table into the file, so that the file holds every
+// fingerprint of the set (a checkpoint saves the file alone).
+func (s *diskFPSet) flush() error {
+	if s.count == 0 {
+		return nil
+	}
+	return s.merge()
+}
+
+// fileName is the path of the sorted file (which flush makes complete).
+func (s *diskFPSet) fileName() string { return filepath.Join(s.dir, "fps") }
+
+// newDiskFPSetFrom is newDiskFPSet holding the n fingerprints of the sorted
+// file src (a checkpoint's), which it links, or copies, into its own
+// directory; src is never written. The file is read once, in order, to
+// rebuild the page index and to check that it holds exactly n strictly
+// increasing fingerprints: a damaged or foreign file is refused.
+func newDiskFPSetFrom(dir string, capacity int, maxBytes uint64, src string, n int64) (*diskFPSet, error) {
+	s, err := newDiskFPSet(dir, capacity, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.adopt(src, n); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *diskFPSet) adopt(src string, n int64) error {
+	name := s.fileName()
+	if err := linkOrCopy(src, name); err != nil {
+		return err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	s.f = f
+	w := &fpWriter{w: bufio.NewWriter(io.Discard)} // counts pages and records the index
+	r := &fpReader{r: bufio.NewReaderSize(f, 1<<20), left: n}
+	var prev fp96
+	for {
+		x, err := r.next()
+		if err != nil {
+			return fmt.Errorf("%s: %d fingerprints expected, reading the %dth: %w", src, n, r.n+1, err)
+		}
+		if !r.ok {
+			break
+		}
+		if r.n > 1 && cmpFP96(prev, x) >= 0 || x == (fp96{}) {
+			return fmt.Errorf("%s: fingerprint %d is out of order: not a visited-set file", src, r.n)
+		}
+		prev = x
+		w.put(x)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() != w.bytes() {
+		return fmt.Errorf("%s: %d bytes for %d fingerprints (want %d): not this checkpoint's file", src, fi.Size(), n, w.bytes())
+	}
+	s.index, s.onDisk = w.index, n
+	s.mapped = diskMapFile(f, w.bytes())
+	return nil
+}
+
+// linkOrCopy makes dst a hard link to src, or a copy (fsynced) where the
+// two are on different file systems.
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	return errors.Join(err, out.Close())
+}

@@ -23,7 +23,22 @@ func Run(cfg Config) (Result, error) {
 	case cfg.Liveness:
 		res = e.runLiveness()
 	case cfg.DepthFirst:
-		res = e.runDFS()
+		if cfg.Checkpoint != "" {
+			c, err := e.loadCheckpoint(cfg.Checkpoint)
+			if err != nil {
+				return Result{}, fmt.Errorf("%w: checkpoint: %w", ErrConfig, err)
+			}
+			if c != nil {
+				if err := e.seedTables(cfg.Checkpoint, c); err != nil {
+					return Result{}, fmt.Errorf("%w: checkpoint in %s: %w", ErrConfig, cfg.Checkpoint, err)
+				}
+			}
+			e.resume = c
+		}
+		var err error
+		if res, err = e.runDFS(); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	default:
 		res = e.run()
 	}
@@ -71,6 +86,11 @@ type explorer struct {
 	// undecided is the first budget stop whose deadlock analysis hit its
 	// limit, or nil.
 	undecided *problem
+	// resume is the checkpoint a depth-first run continues, or nil;
+	// savedKeys counts the keys of the interning tables saved in the
+	// checkpoint's directory so far (checkpoint.go).
+	resume    *checkpoint
+	savedKeys [2]keyCount
 }
 
 // worker is one goroutine's scratch space.

@@ -6,3 +6,6 @@ var MemoEntries = &memoEntries
 // MergeCrashed lets tests encode crashed processes with their budget and
 // suspicions, as before they were merged.
 var MergeCrashed = &mergeCrashed
+
+// CheckpointSaved lets tests see each checkpoint a run saves.
+var CheckpointSaved = &checkpointSaved

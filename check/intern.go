@@ -63,7 +63,10 @@ type msgEntry struct {
 type table[T any] struct {
 	dir   atomic.Pointer[[]*[internChunkLen]T]
 	byKey map[string]uint32
-	n     uint32
+	// reserved holds the keys a checkpoint numbered (reserve) that this
+	// run has not met yet, with their ids.
+	reserved map[string]uint32
+	n        uint32
 }
 
 func (t *table[T]) get(id uint32) *T {
@@ -75,9 +78,23 @@ func (t *table[T]) intern(key []byte, newEntry func() T) uint32 {
 	if id, found := t.byKey[string(key)]; found {
 		return id
 	}
-	id := t.n
+	id, found := t.reserved[string(key)]
+	if found {
+		delete(t.reserved, string(key))
+	} else {
+		id = t.n
+		t.n++
+		t.grow()
+	}
+	(*t.dir.Load())[id>>internChunkBits][id&(internChunkLen-1)] = newEntry()
+	t.byKey[string(key)] = id
+	return id
+}
+
+// grow adds chunks until ids up to n-1 have room.
+func (t *table[T]) grow() {
 	dir := t.dir.Load()
-	if dir == nil || int(id>>internChunkBits) == len(*dir) {
+	for dir == nil || int((t.n-1)>>internChunkBits) >= len(*dir) {
 		var grown []*[internChunkLen]T
 		if dir != nil {
 			grown = slices.Clone(*dir)
@@ -86,10 +103,22 @@ func (t *table[T]) intern(key []byte, newEntry func() T) uint32 {
 		t.dir.Store(&grown)
 		dir = &grown
 	}
-	(*dir)[id>>internChunkBits][id&(internChunkLen-1)] = newEntry()
-	t.byKey[string(key)] = id
-	t.n++
-	return id
+}
+
+// reserve gives keys[i] the id i for every i >= n, the ids already taken
+// (whose keys the caller compared), so that a run continuing a checkpoint
+// numbers every content as the run that saved it did (checkpoint.go).
+func (t *table[T]) reserve(keys []string) {
+	if t.reserved == nil {
+		t.reserved = map[string]uint32{}
+	}
+	for i := int(t.n); i < len(keys); i++ {
+		t.reserved[keys[i]] = uint32(i)
+	}
+	if uint32(len(keys)) > t.n {
+		t.n = uint32(len(keys))
+		t.grow()
+	}
 }
 
 // interner holds a run's machine and message tables.

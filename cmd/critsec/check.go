@@ -37,6 +37,8 @@ type checkFlags struct {
 	expected       int
 	abstract       string
 	diskDir        string
+	checkpoint     string
+	ckEvery        time.Duration
 	faults         checkFaultFlags
 	liveness       bool
 	livenessStates int
@@ -85,6 +87,8 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
 	fs.StringVar(&f.diskDir, "disk-dir", "", "with --search dfs: keep the visited set partly on disk, in a directory of its own created under this one and removed at the end: a table of fingerprints in memory (half of --max-memory, or --expected-states of them), merged into a sorted file of 12 bytes a state when full; same results, slower (docs/checker.md, \"Visited set on disk\")")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "with --disk-dir: save the run's progress in this directory every --checkpoint-every and when a limit stops it, and continue the checkpoint found there (the same command, run again, goes on where it stopped; docs/checker.md, \"Checkpoints\")")
+	fs.DurationVar(&f.ckEvery, "checkpoint-every", check.DefaultCheckpointEvery, "with --checkpoint: the interval between two saves")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
 	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
 	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/checker.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
@@ -131,6 +135,17 @@ type checkSummary struct {
 	Violation   *checkViolat `json:"violation,omitempty"`
 	// Liveness is set with --liveness.
 	Liveness *livenessSummary `json:"liveness,omitempty"`
+	// Resumed is set when the run continued a checkpoint.
+	Resumed *resumedSummary `json:"resumed,omitempty"`
+}
+
+// resumedSummary describes the earlier runs a run continued (--checkpoint):
+// the counts above include theirs, seconds and states/s are this run's.
+type resumedSummary struct {
+	Dir     string  `json:"checkpoint"`
+	Parts   int     `json:"parts"`
+	States  int64   `json:"states"`
+	Seconds float64 `json:"seconds"`
 }
 
 type checkViolat struct {
@@ -175,6 +190,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
 	case f.diskDir != "" && f.search != "dfs":
 		return badInput("--disk-dir keeps the depth-first visited set on disk: add --search dfs, or leave it out")
+	case f.checkpoint != "" && f.diskDir == "":
+		return badInput("--checkpoint saves the visited set's file on disk: add --disk-dir DIR (and --search dfs)")
+	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
+		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
+	case f.ckEvery <= 0:
+		return badInput("--checkpoint-every %v is out of range: need > 0, e.g. 10m", f.ckEvery)
 	case f.reduce != "none" && f.reduce != "por":
 		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
 	case f.reduce == "por" && f.search != "dfs":
@@ -190,6 +211,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	if err := check.ValidateDiskDir(f.diskDir); err != nil {
 		return badInput("--disk-dir %s is not a writable directory: %v", f.diskDir, err)
+	}
+	if err := check.ValidateDiskDir(f.checkpoint); err != nil {
+		return badInput("--checkpoint %s is not a writable directory: %v", f.checkpoint, err)
 	}
 	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
 	if err != nil {
@@ -252,6 +276,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
 		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound,
 	}
+	if f.checkpoint != "" {
+		// The algorithm and its options: variants (mutin and mutin-paper)
+		// start in equal states.
+		cfg.Checkpoint, cfg.CheckpointEvery, cfg.CheckpointID = f.checkpoint, f.ckEvery, fmt.Sprintf("%s %+v", pr.Alg.Name, pr.Params)
+	}
 	res, err := check.Run(cfg)
 	if err != nil {
 		return badInput("%v", err)
@@ -271,6 +300,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
+	}
+	if r := res.Resumed; r != nil {
+		s.Resumed = &resumedSummary{Dir: f.checkpoint, Parts: r.Parts, States: r.States, Seconds: r.Seconds}
 	}
 	if f.liveness {
 		s.Liveness = &livenessSummary{FairBound: f.fairBound, States: res.LivenessStates, DeadEnds: res.LivenessDeadEnds}
@@ -425,6 +457,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)
+	}
+	if r := s.Resumed; r != nil {
+		fmt.Fprintf(w, "resumed: from the checkpoint in %s of %d earlier run(s), %d states in %.1f s; the counts below include theirs, the time and rate are this run's\n", r.Dir, r.Parts, r.States, r.Seconds)
 	}
 	if v := s.Violation; v != nil {
 		fmt.Fprintf(w, "violation: %s: %s\n", v.Kind, v.Detail)

@@ -1,0 +1,359 @@
+package check
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// A checkpoint is what a depth-first run with Config.Checkpoint saves so
+// that a later run, in another process, continues it instead of starting
+// over (docs/checker.md, "Checkpoints"), as TLC's -recover does. Depth-first
+// search keeps little besides the visited set: the path from the initial
+// state, with the index of the next action to try in each of its states,
+// and the counts so far. The visited set is the disk set's sorted file
+// (Config.DiskDir), saved as a hard link after a merge of the table into
+// it; the states on the path are rebuilt by replaying their actions. At a
+// checkpoint every visited state is either on the path or fully explored,
+// so the continued run explores exactly the states the uninterrupted run
+// would, in the same order, with the same counts and verdict.
+type checkpoint struct {
+	Version int    `json:"version"`
+	Key     string `json:"key"`
+	// FPs is the fingerprint file in the checkpoint's directory, OnDisk
+	// its number of fingerprints.
+	FPs    string `json:"fps"`
+	OnDisk int64  `json:"on_disk"`
+
+	States      int64 `json:"states"`
+	Transitions int64 `json:"transitions"`
+	Depth       int   `json:"depth"`
+	BudgetStops int64 `json:"budget_stops"`
+	// Stack is the path, from the initial state.
+	Stack []savedFrame `json:"stack"`
+	// Pending is the action into a state visited but not yet entered (a
+	// limit stopped the run between the two), or noAction.
+	Pending uint32 `json:"pending"`
+	// Undecided is the first budget stop left undecided, if any.
+	Undecided *[2]string `json:"undecided,omitempty"`
+
+	// Machines and Messages count the keys of the interning tables saved
+	// in the files of those names (tables).
+	Machines keyCount `json:"machines"`
+	Messages keyCount `json:"messages"`
+
+	// Parts and Seconds count the runs that made the checkpoint.
+	Parts   int     `json:"parts"`
+	Seconds float64 `json:"seconds"`
+}
+
+// savedFrame is a state of the path: the action into it (noAction at the
+// initial state), the index of its next action to try, and its fingerprint,
+// which the replay must reach.
+type savedFrame struct {
+	Act  uint32    `json:"act"`
+	Next int       `json:"next"`
+	FP   [2]uint64 `json:"fp"`
+}
+
+// keyCount is how many keys of a table a checkpoint saved, and the length
+// of their file.
+type keyCount struct {
+	N     uint32 `json:"n"`
+	Bytes int64  `json:"bytes"`
+}
+
+const (
+	checkpointVersion = 1
+	checkpointJSON    = "checkpoint.json"
+	// checkpointMaxJSON bounds what is read: the path of a deep run is
+	// some thousands of frames.
+	checkpointMaxJSON = 64 << 20
+)
+
+// DefaultCheckpointEvery is the interval between two saves of a run with
+// Config.Checkpoint and no Config.CheckpointEvery.
+const DefaultCheckpointEvery = 10 * time.Minute
+
+// Resumption describes the earlier runs a run continued (Result.Resumed).
+type Resumption struct {
+	// States and Transitions are the counts at the checkpoint.
+	States, Transitions int64
+	// Parts is how many runs made the checkpoint; Seconds their time.
+	Parts   int
+	Seconds float64
+}
+
+// validateCheckpoint checks Config.Checkpoint and CheckpointEvery.
+func (c Config) validateCheckpoint() error {
+	switch {
+	case c.Checkpoint == "" && c.CheckpointEvery != 0:
+		return fmt.Errorf("check: CheckpointEvery needs Checkpoint")
+	case c.Checkpoint == "":
+		return nil
+	case c.DiskDir == "":
+		return fmt.Errorf("check: Checkpoint needs DiskDir (a checkpoint saves the visited set's file on disk)")
+	case c.CheckpointEvery < 0:
+		return fmt.Errorf("check: CheckpointEvery = %v is out of range: need >= 0", c.CheckpointEvery)
+	}
+	if err := ValidateDiskDir(c.Checkpoint); err != nil {
+		return fmt.Errorf("check: Checkpoint %q is not a writable directory: %v", c.Checkpoint, err)
+	}
+	return nil
+}
+
+// checkpointKey identifies the check a checkpoint belongs to: the caller's
+// CheckpointID (the algorithm and its options, which the initial state does
+// not always tell apart), the initial state's fingerprint, and everything in
+// Config that shapes the explored graph or a verdict. Limits and the sizes of
+// tables may differ between parts.
+func (e *explorer) checkpointKey() string {
+	c := e.cfg
+	det := "none"
+	if c.Detector != nil {
+		det = c.Detector.Name()
+	}
+	fp := fingerprintOf(e.root)
+	return fmt.Sprintf("%s | initial state %016x%016x | budget %d, unordered %v, crashes %d, detector %s, por %v, deadlock states %d | property %v",
+		c.CheckpointID, fp.a, fp.b, c.Budget, c.Unordered, c.Crashes, det, c.PartialOrder, c.DeadlockStates, *c.Property)
+}
+
+// loadCheckpoint reads dir's checkpoint: nil when there is none, an error
+// when there is one that this run cannot continue.
+func (e *explorer) loadCheckpoint(dir string) (*checkpoint, error) {
+	f, err := os.Open(filepath.Join(dir, checkpointJSON))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, checkpointMaxJSON+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > checkpointMaxJSON {
+		return nil, fmt.Errorf("%s is larger than %d MB: not a checkpoint", f.Name(), checkpointMaxJSON>>20)
+	}
+	var c checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %v", f.Name(), err)
+	}
+	switch {
+	case c.Version != checkpointVersion:
+		return nil, fmt.Errorf("%s: version %d, this critsec reads version %d", f.Name(), c.Version, checkpointVersion)
+	case c.Key != e.checkpointKey():
+		return nil, fmt.Errorf("%s is the checkpoint of another check (%s; this one is %s): give another directory, or remove it to start over", f.Name(), c.Key, e.checkpointKey())
+	case c.FPs == "" || strings.ContainsAny(c.FPs, `/\`) || c.OnDisk < 1 || c.States < c.OnDisk || len(c.Stack) == 0 || c.Stack[0].Act != noAction:
+		return nil, fmt.Errorf("%s is damaged (fps %q, %d on disk, %d states, %d frames)", f.Name(), c.FPs, c.OnDisk, c.States, len(c.Stack))
+	}
+	return &c, nil
+}
+
+// The interning tables. A state's fingerprint hashes the ids of its
+// machines and messages, which a run assigns in the order it meets their
+// contents (intern.go): a continued run must give every content the id the
+// saved run gave it, or its fingerprints would not match the saved ones. A
+// checkpoint therefore saves each table's keys in id order, in a file
+// appended to at every save ("machines", "messages"); the continued run
+// checks the ids it has already assigned (the initial state's, the same in
+// every run) against them and reserves the others for their keys.
+const maxKeyBytes = 1 << 20
+
+// saveTables appends the keys of the ids not saved yet to dir's table
+// files, fsynced, and returns the new counts.
+func (e *explorer) saveTables(dir string, saved [2]keyCount) ([2]keyCount, error) {
+	t := e.x.tab
+	tabs := [2]struct {
+		name string
+		n    uint32
+		key  func(uint32) []byte
+	}{
+		{"machines", t.machines.n, func(id uint32) []byte { return machineKey(nil, t.machine(id).m) }},
+		{"messages", t.msgs.n, func(id uint32) []byte { return t.msg(id).enc }},
+	}
+	for i, tb := range tabs {
+		f, err := os.OpenFile(filepath.Join(dir, tb.name), os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			return saved, err
+		}
+		// Past the saved length is what a save interrupted by a crash wrote.
+		err = f.Truncate(saved[i].Bytes)
+		var buf []byte
+		for id := saved[i].N; id < tb.n && err == nil; id++ {
+			k := tb.key(id)
+			buf = append(binary.AppendUvarint(buf, uint64(len(k))), k...)
+			if len(buf) >= 1<<20 || id == tb.n-1 {
+				_, err = f.WriteAt(buf, saved[i].Bytes)
+				saved[i].Bytes += int64(len(buf))
+				buf = buf[:0]
+			}
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if err = errors.Join(err, f.Close()); err != nil {
+			return saved, err
+		}
+		saved[i].N = tb.n
+	}
+	return saved, nil
+}
+
+// seedTables reads dir's table files as far as c counts them, checks the
+// ids this run has assigned, and reserves the others.
+func (e *explorer) seedTables(dir string, c *checkpoint) error {
+	t := e.x.tab
+	for _, tb := range []struct {
+		name  string
+		count keyCount
+		tab   interface{ reserve([]string) }
+		n     uint32
+		key   func(uint32) []byte
+	}{
+		{"machines", c.Machines, &t.machines, t.machines.n, func(id uint32) []byte { return machineKey(nil, t.machine(id).m) }},
+		{"messages", c.Messages, &t.msgs, t.msgs.n, func(id uint32) []byte { return t.msg(id).enc }},
+	} {
+		keys, err := readKeys(filepath.Join(dir, tb.name), tb.count)
+		if err != nil {
+			return err
+		}
+		if uint32(len(keys)) < tb.n {
+			return fmt.Errorf("%s: %d keys, but this check starts with %d: the checkpoint of another check", tb.name, len(keys), tb.n)
+		}
+		for id := range tb.n {
+			if keys[id] != string(tb.key(id)) {
+				return fmt.Errorf("%s: key %d differs from this check's: the checkpoint of another check", tb.name, id)
+			}
+		}
+		tb.tab.reserve(keys)
+	}
+	e.savedKeys = [2]keyCount{c.Machines, c.Messages}
+	return nil
+}
+
+// readKeys reads the first want.N keys of a table file, which must take
+// want.Bytes bytes.
+func readKeys(name string, want keyCount) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(io.LimitReader(f, want.Bytes))
+	keys := make([]string, 0, min(want.N, 1<<20))
+	var read int64
+	for range want.N {
+		n, err := binary.ReadUvarint(r)
+		if err == nil && n > maxKeyBytes {
+			err = fmt.Errorf("a key of %d bytes", n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, fmt.Errorf("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
+		}
+		read += int64(binary.PutUvarint(make([]byte, binary.MaxVarintLen64), n)) + int64(n)
+		keys = append(keys, string(b))
+	}
+	if read != want.Bytes {
+		return nil, fmt.Errorf("%s: %d keys take %d bytes, the checkpoint says %d: damaged", name, want.N, read, want.Bytes)
+	}
+	return keys, nil
+}
+
+// saveCheckpoint writes c into dir: the visited set's file as a hard link
+// (or copy) named after the count, then checkpoint.json by an atomic
+// rename, then removes the earlier checkpoint's file. A crash at any point
+// leaves the earlier or the new checkpoint whole.
+func saveCheckpoint(dir string, disk *diskFPSet, c *checkpoint) error {
+	if err := disk.flush(); err != nil {
+		return err
+	}
+	c.Version = checkpointVersion
+	c.OnDisk = disk.onDisk
+	c.FPs = fmt.Sprintf("fps-%d-%d", c.Parts, c.States)
+	name := filepath.Join(dir, c.FPs)
+	os.Remove(name) // left by a crash during an earlier save of this very count
+	if err := linkOrCopy(disk.fileName(), name); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "\t")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, checkpointJSON+".new")
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, checkpointJSON)); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if err := removeCheckpointFiles(dir, c.FPs); err != nil {
+		return err
+	}
+	checkpointSaved(dir)
+	return nil
+}
+
+// checkpointSaved is called after each save; tests replace it to copy a
+// checkpoint a run saved on its way.
+var checkpointSaved = func(dir string) {}
+
+// removeCheckpointFiles removes dir's fingerprint files but keep, or, when
+// keep is "", the whole checkpoint.
+func removeCheckpointFiles(dir, keep string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ent := range ents {
+		n := ent.Name()
+		spent := keep == "" && (strings.HasPrefix(n, checkpointJSON) || n == "machines" || n == "messages")
+		if strings.HasPrefix(n, "fps-") && n != keep || spent {
+			errs = append(errs, os.Remove(filepath.Join(dir, n)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeSynced(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncDir makes a rename in dir durable (not possible, nor needed, on
+// Windows).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}

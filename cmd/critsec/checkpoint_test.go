@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCheckCheckpoint: a run stopped by --max-states saves its progress in
+// --checkpoint; the same command without the limit continues it, says so,
+// and reports what the uninterrupted run reports (states, transitions,
+// depth, budget stops, verdict), leaving the directory empty. A checkpoint
+// of another algorithm is refused with exit status 2 (mutin and
+// mutin-paper start in equal states), and so are --checkpoint without
+// --disk-dir and a bad interval.
+func TestCheckCheckpoint(t *testing.T) {
+	base := []string{"--alg", "mutin", "--n", "3", "--l", "2", "--coterie", "majority", "--search", "dfs", "--reduce", "por"}
+	counts := func(s string) string { // the states line, up to the time
+		i := strings.Index(s, "states: ")
+		return s[i : i+strings.Index(s[i:], "seconds: ")]
+	}
+	_, want := runCheckCLI(t, base...)
+	ck, disk := t.TempDir(), t.TempDir()
+	with := append(base[:len(base):len(base)], "--disk-dir", disk, "--checkpoint", ck)
+	code, out := runCheckCLI(t, append(with, "--max-states", "2000")...)
+	if code != 1 || !strings.Contains(out, "result: incomplete") || !strings.Contains(out, "progress saved in "+ck+": the same command continues it") {
+		t.Fatalf("first part: exit %d\n%s", code, out)
+	}
+	code, out = runCheckCLI(t, append(append(base[:len(base):len(base)], "--alg", "mutin-paper"), "--disk-dir", disk, "--checkpoint", ck)...)
+	if code != 2 || !strings.Contains(out, "checkpoint of another check") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("mutin-paper on mutin's checkpoint: exit %d, want 2 and one line\n%s", code, out)
+	}
+	code, out = runCheckCLI(t, with...)
+	if code != 0 || counts(out) != counts(want) || !strings.Contains(out, "resumed: from the checkpoint in "+ck+" of 1 earlier run(s), 2000 states") {
+		t.Fatalf("continued: exit %d\n%s\nuninterrupted:\n%s", code, out, want)
+	}
+	if ents, err := os.ReadDir(ck); err != nil || len(ents) != 0 {
+		t.Fatalf("%d entries left in %s (%v)", len(ents), ck, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(base[:len(base):len(base)], "--checkpoint", ck), "add --disk-dir"},
+		{append(with[:len(with):len(with)], "--checkpoint-every", "0s"), "--checkpoint-every 0s is out of range"},
+		{append(base[:len(base):len(base)], "--checkpoint-every", "1m"), "add --checkpoint DIR"},
+		{append(base[:len(base):len(base)], "--disk-dir", disk, "--checkpoint", ck+"/missing"), "--checkpoint " + ck + "/missing is not a writable directory"},
+	} {
+		code, out := runCheckCLI(t, c.args...)
+		if code != 2 || !strings.Contains(out, c.want) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("check %v: exit %d, want 2 and one line saying %q\n%s", c.args, code, c.want, out)
+		}
+	}
+}
