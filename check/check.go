@@ -178,6 +178,13 @@ type Progress struct {
 	// DiskStates is how many of States are in the visited set's file
 	// (Config.DiskDir).
 	DiskStates int64
+	// ResumedStates is how many of States the earlier runs of a
+	// checkpoint found (Config.Checkpoint); Seconds is this run's.
+	ResumedStates int64
+	// Position, depth-first, is the share of the search tree to the left
+	// of the current path, were sibling subtrees of equal size: a rough
+	// guide to how far a long run is, usually an understatement.
+	Position float64
 }
 
 // Result is what Run found.
@@ -198,6 +205,9 @@ type Result struct {
 	BudgetStops int64
 	// Seconds is the wall-clock duration of the run.
 	Seconds float64
+	// Position is, for a depth-first run stopped by a limit, where its path
+	// stood (Progress.Position).
+	Position float64
 	// Resumed describes the earlier runs this one continued from its
 	// checkpoint (Config.Checkpoint), or is nil; the counts above include
 	// theirs, Seconds does not.

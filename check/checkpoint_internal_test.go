@@ -43,3 +43,17 @@ func TestCheckpointUndecided(t *testing.T) {
 			res.Verdict, res.Reason, res.States, res.Transitions, want.Verdict, want.Reason, want.States, want.Transitions)
 	}
 }
+
+// TestPosition: the share of the tree left of the path, with equal sibling
+// subtrees: the root's first of two children is done and its second is on
+// the path; in that child, one of three actions is done and nothing is on
+// the path below: 1/2 + 1/2 · 1/3.
+func TestPosition(t *testing.T) {
+	stack := []frame{{acts: make([]Action, 2), next: 2}, {acts: make([]Action, 3), next: 1}}
+	if got, want := position(stack), 0.5+0.5/3; got != want {
+		t.Fatalf("position %v, want %v", got, want)
+	}
+	if got := position(stack[:1]); got != 1 {
+		t.Fatalf("every action of the only frame tried: position %v, want 1", got)
+	}
+}

@@ -127,7 +127,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 	// stop ends the run Incomplete for reason, after saving a checkpoint
 	// when one is asked for (pending: see checkpoint.Pending).
 	stop := func(reason string, pending uint32) (Result, error) {
-		res.Verdict, res.Reason = Incomplete, reason
+		res.Verdict, res.Reason, res.Position = Incomplete, reason, position(stack)
 		if e.cfg.Checkpoint != "" {
 			if err := save(pending); err != nil {
 				res.Reason += "; saving the checkpoint failed: " + err.Error()
@@ -213,9 +213,12 @@ func (e *explorer) runDFS() (res Result, err error) {
 		}
 		res.States++
 		if res.States&(1<<18-1) == 0 && e.cfg.Progress != nil {
-			p := Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds()}
+			p := Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds(), Position: position(stack)}
 			if disk != nil {
 				p.DiskStates = disk.onDisk
+			}
+			if r := res.Resumed; r != nil {
+				p.ResumedStates = r.States
 			}
 			e.cfg.Progress(p)
 		}
@@ -301,6 +304,26 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 		return nil, err
 	}
 	return enter(s, c.Pending, fingerprintOf(s)), nil
+}
+
+// position is the share of the depth-first search tree to the left of the
+// current path, were the subtrees of siblings of equal size: in each frame,
+// the actions already done out of all, weighted by the share of the tree
+// below the frame. The subtrees explored later are usually smaller (more of
+// their states are visited already), so it tends to understate how far the
+// search is; a rough guide for a long run, not a measure.
+func position(stack []frame) float64 {
+	pos, share := 0.0, 1.0
+	for i, fr := range stack {
+		done := fr.next // the top frame's tried actions are all done
+		if i < len(stack)-1 {
+			done-- // the action into the next frame is in progress
+		}
+		n := float64(len(fr.acts))
+		pos += share * float64(done) / n
+		share /= n
+	}
+	return pos
 }
 
 // dfsViolation rebuilds the path of the stack, then last (the action into the

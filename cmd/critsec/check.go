@@ -135,6 +135,9 @@ type checkSummary struct {
 	Violation   *checkViolat `json:"violation,omitempty"`
 	// Liveness is set with --liveness.
 	Liveness *livenessSummary `json:"liveness,omitempty"`
+	// Position is where a depth-first run stopped by a limit stood
+	// (check.Result.Position).
+	Position float64 `json:"position,omitempty"`
 	// Resumed is set when the run continued a checkpoint.
 	Resumed *resumedSummary `json:"resumed,omitempty"`
 }
@@ -301,6 +304,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
 	}
+	s.Position = res.Position
 	if r := res.Resumed; r != nil {
 		s.Resumed = &resumedSummary{Dir: f.checkpoint, Parts: r.Parts, States: r.States, Seconds: r.Seconds}
 	}
@@ -425,12 +429,15 @@ func (f *checkFlags) progressFunc(cmd *cobra.Command) func(check.Progress) {
 		last = p.Seconds
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		disk := ""
+		more := ""
 		if p.DiskStates > 0 {
-			disk = fmt.Sprintf(", %d states on disk", p.DiskStates)
+			more = fmt.Sprintf(", %d states on disk", p.DiskStates)
+		}
+		if p.Position > 0 {
+			more += fmt.Sprintf(", position %.4g %%", 100*p.Position)
 		}
 		fmt.Fprintf(w, "progress: %d states, %d transitions, depth %d, %.0f s, %.0f states/s, heap %.2f GB%s\n",
-			p.States, p.Transitions, p.Depth, p.Seconds, float64(p.States)/max(p.Seconds, 1e-9), float64(m.HeapAlloc)/(1<<30), disk)
+			p.States, p.Transitions, p.Depth, p.Seconds, float64(p.States-p.ResumedStates)/max(p.Seconds, 1e-9), float64(m.HeapAlloc)/(1<<30), more)
 	}
 }
 
@@ -457,6 +464,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)
+	}
+	if s.Position > 0 {
+		fmt.Fprintf(w, "position: the search stopped %.4g %% of the way through its depth-first tree, were sibling subtrees of equal size (a rough guide; later subtrees are usually smaller)\n", 100*s.Position)
 	}
 	if r := s.Resumed; r != nil {
 		fmt.Fprintf(w, "resumed: from the checkpoint in %s of %d earlier run(s), %d states in %.1f s; the counts below include theirs, the time and rate are this run's\n", r.Dir, r.Parts, r.States, r.Seconds)
