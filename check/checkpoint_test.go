@@ -199,6 +199,11 @@ func TestCheckpointRefused(t *testing.T) {
 			fi, _ := os.Stat(f)
 			os.Truncate(f, fi.Size()-12)
 		}},
+		{"file too long", "more than", func(ck string, _ *check.Config) {
+			f, _ := os.OpenFile(fpsOf(ck), os.O_WRONLY|os.O_APPEND, 0)
+			f.Write(make([]byte, 12))
+			f.Close()
+		}},
 		{"file missing", "no such file", func(ck string, _ *check.Config) { os.Remove(fpsOf(ck)) }},
 		{"path of another run", "does not fit this check", func(ck string, _ *check.Config) {
 			name := filepath.Join(ck, "checkpoint.json")

@@ -455,32 +455,38 @@ func (s *diskFPSet) adopt(src string, n int64) error {
 		return err
 	}
 	s.f = f
-	w := &fpWriter{w: bufio.NewWriter(io.Discard)} // counts pages and records the index
-	r := &fpReader{r: bufio.NewReaderSize(f, 1<<20), left: n}
+	// Page by page: the index takes each page's first fingerprint.
+	r := bufio.NewReaderSize(f, 1<<20)
+	page := make([]byte, diskPageBytes)
 	var prev fp96
-	for {
-		x, err := r.next()
-		if err != nil {
-			return fmt.Errorf("%s: %d fingerprints expected, reading the %dth: %w", src, n, r.n+1, err)
+	var size int64
+	for left := n; left > 0; {
+		k := min(left, diskPageFPs)
+		b := page[:k*fp96Bytes]
+		if left > diskPageFPs {
+			b = page // a full page, padded
 		}
-		if !r.ok {
-			break
+		if _, err := io.ReadFull(r, b); err != nil {
+			return fmt.Errorf("%s: %d fingerprints expected, reading the %dth: %w", src, n, n-left+1, err)
 		}
-		if r.n > 1 && cmpFP96(prev, x) >= 0 || x == (fp96{}) {
-			return fmt.Errorf("%s: fingerprint %d is out of order: not a visited-set file", src, r.n)
+		for j := range int(k) {
+			x := getFP96(b[j*fp96Bytes:])
+			if x == (fp96{}) || (left < n || j > 0) && cmpFP96(prev, x) >= 0 {
+				return fmt.Errorf("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
+			}
+			prev = x
 		}
-		prev = x
-		w.put(x)
+		s.index = append(s.index, getFP96(b))
+		size += int64(len(b))
+		left -= k
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		return err
+	if _, err := r.ReadByte(); err == nil {
+		return fmt.Errorf("%s: more than %d fingerprints (%d bytes): not this checkpoint's file", src, n, size)
+	} else if err != io.EOF {
+		return fmt.Errorf("%s: %w", src, err)
 	}
-	if fi.Size() != w.bytes() {
-		return fmt.Errorf("%s: %d bytes for %d fingerprints (want %d): not this checkpoint's file", src, fi.Size(), n, w.bytes())
-	}
-	s.index, s.onDisk = w.index, n
-	s.mapped = diskMapFile(f, w.bytes())
+	s.onDisk = n
+	s.mapped = diskMapFile(f, size)
 	return nil
 }
 
