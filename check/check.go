@@ -134,6 +134,10 @@ type Config struct {
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
+	// Interrupt, when closed, stops a depth-first run (Incomplete,
+	// "interrupted"), saving its checkpoint when it has one: critsec check
+	// closes it on SIGINT or SIGTERM. Nil: never.
+	Interrupt <-chan struct{}
 	// CheckpointID tells checks apart that the initial state does not: the
 	// algorithm, its variant and options (critsec check puts its problem
 	// there). A checkpoint is continued only by a run with the same ID.

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -32,6 +34,7 @@ type checkpoint struct {
 	// its number of fingerprints.
 	FPs    string `json:"fps"`
 	OnDisk int64  `json:"on_disk"`
+	FPsCRC uint32 `json:"fps_crc32c"`
 
 	States      int64 `json:"states"`
 	Transitions int64 `json:"transitions"`
@@ -69,15 +72,33 @@ type savedFrame struct {
 type keyCount struct {
 	N     uint32 `json:"n"`
 	Bytes int64  `json:"bytes"`
+	CRC   uint32 `json:"crc32c"` // of the file's first Bytes bytes
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const (
 	checkpointVersion = 1
 	checkpointJSON    = "checkpoint.json"
+	checkpointLock    = "lock"
 	// checkpointMaxJSON bounds what is read: the path of a deep run is
-	// some thousands of frames.
-	checkpointMaxJSON = 64 << 20
+	// some hundreds of frames of about 120 bytes.
+	checkpointMaxJSON = 4 << 20
 )
+
+// fpsName is the form of the fingerprint file's name.
+var fpsName = regexp.MustCompile(`^fps-[0-9]+-[0-9]+$`)
+
+// checkpointError is a checkpoint this run cannot continue: another
+// check's, or damaged (Run reports it as ErrConfig, exit status 2 in the
+// CLI; an I/O error reading a checkpoint is not one).
+type checkpointError struct{ msg string }
+
+func (e *checkpointError) Error() string { return e.msg }
+
+func unusable(format string, args ...any) error {
+	return &checkpointError{fmt.Sprintf(format, args...)}
+}
 
 // DefaultCheckpointEvery is the interval between two saves of a run with
 // Config.Checkpoint and no Config.CheckpointEvery.
@@ -127,10 +148,21 @@ func (e *explorer) checkpointKey() string {
 }
 
 // loadCheckpoint reads dir's checkpoint: nil when there is none, an error
-// when there is one that this run cannot continue.
+// when there is one that this run cannot continue. A directory without a
+// checkpoint must hold nothing but what a first save left unfinished: a
+// checkpoint's files are removed when its run ends.
 func (e *explorer) loadCheckpoint(dir string) (*checkpoint, error) {
 	f, err := os.Open(filepath.Join(dir, checkpointJSON))
 	if errors.Is(err, os.ErrNotExist) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, ent := range ents {
+			if n := ent.Name(); n != checkpointLock && n != "machines" && n != "messages" && !strings.HasPrefix(n, checkpointJSON) && !fpsName.MatchString(n) {
+				return nil, unusable("%s holds %s and no checkpoint: give a directory of the checkpoint's own (its files are removed when the run ends)", dir, n)
+			}
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -142,21 +174,37 @@ func (e *explorer) loadCheckpoint(dir string) (*checkpoint, error) {
 		return nil, err
 	}
 	if len(b) > checkpointMaxJSON {
-		return nil, fmt.Errorf("%s is larger than %d MB: not a checkpoint", f.Name(), checkpointMaxJSON>>20)
+		return nil, unusable("%s is larger than %d MB: not a checkpoint", f.Name(), checkpointMaxJSON>>20)
 	}
 	var c checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %v", f.Name(), err)
+		return nil, unusable("%s: %v", f.Name(), err)
 	}
-	switch {
-	case c.Version != checkpointVersion:
-		return nil, fmt.Errorf("%s: version %d, this critsec reads version %d", f.Name(), c.Version, checkpointVersion)
-	case c.Key != e.checkpointKey():
-		return nil, fmt.Errorf("%s is the checkpoint of another check (%s; this one is %s): give another directory, or remove it to start over", f.Name(), c.Key, e.checkpointKey())
-	case c.FPs == "" || strings.ContainsAny(c.FPs, `/\`) || c.OnDisk < 1 || c.States < c.OnDisk || len(c.Stack) == 0 || c.Stack[0].Act != noAction:
-		return nil, fmt.Errorf("%s is damaged (fps %q, %d on disk, %d states, %d frames)", f.Name(), c.FPs, c.OnDisk, c.States, len(c.Stack))
+	if c.Version != checkpointVersion {
+		return nil, unusable("%s: version %d, this critsec reads version %d", f.Name(), c.Version, checkpointVersion)
+	}
+	if k := e.checkpointKey(); c.Key != k {
+		return nil, unusable("%s is the checkpoint of another check (%s): give another directory, or remove it to start over", f.Name(), keyDiff(c.Key, k))
+	}
+	if !fpsName.MatchString(c.FPs) || c.OnDisk < 1 || c.States != c.OnDisk || len(c.Stack) == 0 || c.Stack[0].Act != noAction {
+		return nil, unusable("%s is damaged (fps %q, %d on disk, %d states, %d frames)", f.Name(), c.FPs, c.OnDisk, c.States, len(c.Stack))
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, c.FPs)); err != nil || !fi.Mode().IsRegular() {
+		return nil, unusable("%s is damaged: its file %s is missing or not a regular file (%v)", f.Name(), c.FPs, err)
 	}
 	return &c, nil
+}
+
+// keyDiff names the first part (between " | ") where a checkpoint's key,
+// saved, differs from this run's.
+func keyDiff(saved, this string) string {
+	a, b := strings.Split(saved, " | "), strings.Split(this, " | ")
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("saved: %s; this run: %s", a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("saved: %s; this run: %s", saved, this)
 }
 
 // The interning tables. A state's fingerprint hashes the ids of its
@@ -193,6 +241,7 @@ func (e *explorer) saveTables(dir string, saved [2]keyCount) ([2]keyCount, error
 			k := tb.key(id)
 			buf = append(binary.AppendUvarint(buf, uint64(len(k))), k...)
 			if len(buf) >= 1<<20 || id == tb.n-1 {
+				saved[i].CRC = crc32.Update(saved[i].CRC, castagnoli, buf)
 				_, err = f.WriteAt(buf, saved[i].Bytes)
 				saved[i].Bytes += int64(len(buf))
 				buf = buf[:0]
@@ -216,7 +265,7 @@ func (e *explorer) seedTables(dir string, c *checkpoint) error {
 	for _, tb := range []struct {
 		name  string
 		count keyCount
-		tab   interface{ reserve([]string) }
+		tab   interface{ reserve([]string) error }
 		n     uint32
 		key   func(uint32) []byte
 	}{
@@ -228,65 +277,87 @@ func (e *explorer) seedTables(dir string, c *checkpoint) error {
 			return err
 		}
 		if uint32(len(keys)) < tb.n {
-			return fmt.Errorf("%s: %d keys, but this check starts with %d: the checkpoint of another check", tb.name, len(keys), tb.n)
+			return unusable("%s: %d keys, but this check starts with %d: the checkpoint of another check", tb.name, len(keys), tb.n)
 		}
 		for id := range tb.n {
 			if keys[id] != string(tb.key(id)) {
-				return fmt.Errorf("%s: key %d differs from this check's: the checkpoint of another check", tb.name, id)
+				return unusable("%s: key %d differs from this check's: the checkpoint of another check", tb.name, id)
 			}
 		}
-		tb.tab.reserve(keys)
+		if err := tb.tab.reserve(keys); err != nil {
+			return unusable("%s: %v: damaged", tb.name, err)
+		}
 	}
 	e.savedKeys = [2]keyCount{c.Machines, c.Messages}
 	return nil
 }
 
 // readKeys reads the first want.N keys of a table file, which must take
-// want.Bytes bytes.
+// want.Bytes bytes with checksum want.CRC.
 func readKeys(name string, want keyCount) ([]string, error) {
 	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, unusable("%s is missing: damaged", name)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(io.LimitReader(f, want.Bytes))
-	keys := make([]string, 0, min(want.N, 1<<20))
-	var read int64
+	if fi, err := f.Stat(); err != nil || fi.Size() < want.Bytes || want.Bytes < 0 || int64(want.N) > want.Bytes {
+		return nil, unusable("%s: shorter than the %d bytes of %d keys the checkpoint says (%v): damaged", name, want.Bytes, want.N, err)
+	}
+	crc := crc32.New(castagnoli)
+	r := bufio.NewReader(io.TeeReader(io.LimitReader(f, want.Bytes), crc))
+	keys := make([]string, 0, want.N)
 	for range want.N {
 		n, err := binary.ReadUvarint(r)
-		if err == nil && n > maxKeyBytes {
+		if err == nil && (n == 0 || n > maxKeyBytes) {
 			err = fmt.Errorf("a key of %d bytes", n)
 		}
+		var b []byte
+		if err == nil {
+			b = make([]byte, n)
+			_, err = io.ReadFull(r, b)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || n == 0 || n > maxKeyBytes {
+				return nil, unusable("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
+			}
+			return nil, err
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return nil, fmt.Errorf("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
-		}
-		read += int64(binary.PutUvarint(make([]byte, binary.MaxVarintLen64), n)) + int64(n)
 		keys = append(keys, string(b))
 	}
-	if read != want.Bytes {
-		return nil, fmt.Errorf("%s: %d keys take %d bytes, the checkpoint says %d: damaged", name, want.N, read, want.Bytes)
+	if _, err := r.ReadByte(); err != io.EOF || crc.Sum32() != want.CRC {
+		return nil, unusable("%s: %d keys do not take the %d bytes with checksum %08x the checkpoint says: damaged", name, want.N, want.Bytes, want.CRC)
 	}
 	return keys, nil
 }
 
-// saveCheckpoint writes c into dir: the visited set's file as a hard link
-// (or copy) named after the count, then checkpoint.json by an atomic
-// rename, then removes the earlier checkpoint's file. A crash at any point
-// leaves the earlier or the new checkpoint whole.
-func saveCheckpoint(dir string, disk *diskFPSet, c *checkpoint) error {
+// saveCheckpoint writes c into dir, whose current checkpoint's file is
+// current ("" for none): it removes any other fingerprint file (left by a
+// failed save), then links (or copies) the visited set's file under a name
+// of its count, makes that and the table files durable with the
+// directory, then replaces checkpoint.json by an atomic rename and removes
+// the earlier checkpoint's file. A crash at any point leaves the earlier or
+// the new checkpoint whole.
+func saveCheckpoint(dir, current string, disk *diskFPSet, c *checkpoint) error {
+	if err := removeStrays(dir, current); err != nil {
+		return err
+	}
 	if err := disk.flush(); err != nil {
 		return err
 	}
 	c.Version = checkpointVersion
-	c.OnDisk = disk.onDisk
+	c.OnDisk, c.FPsCRC = disk.onDisk, disk.crc
 	c.FPs = fmt.Sprintf("fps-%d-%d", c.Parts, c.States)
+	if c.FPs == current {
+		return fmt.Errorf("checkpoint %s: a save of %d states by run %d already exists", dir, c.States, c.Parts)
+	}
 	name := filepath.Join(dir, c.FPs)
-	os.Remove(name) // left by a crash during an earlier save of this very count
 	if err := linkOrCopy(disk.fileName(), name); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(c, "", "\t")
@@ -314,8 +385,9 @@ func saveCheckpoint(dir string, disk *diskFPSet, c *checkpoint) error {
 // checkpoint a run saved on its way.
 var checkpointSaved = func(dir string) {}
 
-// removeCheckpointFiles removes dir's fingerprint files but keep, or, when
-// keep is "", the whole checkpoint.
+// removeCheckpointFiles removes dir's fingerprint files but keep (and the
+// temporary files of failed copies), or, when keep is "", the whole
+// checkpoint but the lock file.
 func removeCheckpointFiles(dir, keep string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -324,12 +396,22 @@ func removeCheckpointFiles(dir, keep string) error {
 	var errs []error
 	for _, ent := range ents {
 		n := ent.Name()
+		fps := fpsName.MatchString(strings.TrimSuffix(n, ".tmp"))
 		spent := keep == "" && (strings.HasPrefix(n, checkpointJSON) || n == "machines" || n == "messages")
-		if strings.HasPrefix(n, "fps-") && n != keep || spent {
+		if fps && n != keep || spent {
 			errs = append(errs, os.Remove(filepath.Join(dir, n)))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeStrays removes the fingerprint files of dir but keep, the current
+// checkpoint's ("" when there is none yet).
+func removeStrays(dir, keep string) error {
+	if keep == "" {
+		keep = "-" // no file is named so: remove every fingerprint file
+	}
+	return removeCheckpointFiles(dir, keep)
 }
 
 func writeSynced(name string, b []byte) error {

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/critsec/critsec/alg/raymond"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
 )
@@ -55,5 +57,51 @@ func TestPosition(t *testing.T) {
 	}
 	if got := position(stack[:1]); got != 1 {
 		t.Fatalf("every action of the only frame tried: position %v, want 1", got)
+	}
+}
+
+// TestCheckpointLockedAndInterrupted: a checkpoint another run holds is
+// refused (ErrConfig) and left alone; a run whose Interrupt is closed stops
+// at once, saves, and the run that continues it ends as the uninterrupted
+// one.
+func TestCheckpointLockedAndInterrupted(t *testing.T) {
+	prop, err := property.Global(3, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	machines := func() []cs.Machine { // Raymond n = 3, k = 2: 7 310 states
+		ms, err := raymond.New(cs.Params{N: 3, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	cfg := func(ck string) Config {
+		return Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true,
+			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "test"}
+	}
+	ck := t.TempDir()
+	unlock, held, err := lockCheckpoint(ck)
+	if err != nil || held {
+		t.Fatal(held, err)
+	}
+	if _, err := Run(cfg(ck)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "another run is using it") {
+		t.Fatalf("while locked: %v", err)
+	}
+	unlock()
+	want, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	close(stopped)
+	c := cfg(ck)
+	c.Interrupt = stopped
+	res, err := Run(c)
+	if err != nil || res.Verdict != Incomplete || !strings.HasPrefix(res.Reason, "interrupted after") || !strings.Contains(res.Reason, "progress saved") {
+		t.Fatalf("interrupted: %v %s %q", err, res.Verdict, res.Reason)
+	}
+	if res, err = Run(cfg(ck)); err != nil || res.Verdict != want.Verdict || res.States != want.States || res.Transitions != want.Transitions || res.Resumed == nil {
+		t.Fatalf("continued: %v %s %d states %d transitions (resumed %v); uninterrupted: %s %d %d", err, res.Verdict, res.States, res.Transitions, res.Resumed, want.Verdict, want.States, want.Transitions)
 	}
 }

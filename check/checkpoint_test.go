@@ -107,8 +107,8 @@ func TestCheckpointResume(t *testing.T) {
 		if parts < 3 && want.States > 100 {
 			t.Errorf("%s: %d parts for %d states", c.name, parts, want.States)
 		}
-		if ents, err := os.ReadDir(ck); err != nil || len(ents) != 0 {
-			t.Errorf("%s: %d entries left in the checkpoint's directory (%v)", c.name, len(ents), err)
+		if ents, err := os.ReadDir(ck); err != nil || len(ents) != 1 || ents[0].Name() != "lock" {
+			t.Errorf("%s: %d entries left in the checkpoint's directory, want only the lock file (%v)", c.name, len(ents), err)
 		}
 		t.Logf("%s: %s after %d parts, %d states", c.name, res.Verdict, parts, res.States)
 	}
@@ -204,7 +204,28 @@ func TestCheckpointRefused(t *testing.T) {
 			f.Write(make([]byte, 12))
 			f.Close()
 		}},
-		{"file missing", "no such file", func(ck string, _ *check.Config) { os.Remove(fpsOf(ck)) }},
+		{"file missing", "missing or not a regular file", func(ck string, _ *check.Config) { os.Remove(fpsOf(ck)) }},
+		{"fingerprint changed, order kept", "checksum", func(ck string, _ *check.Config) {
+			f := fpsOf(ck)
+			b, _ := os.ReadFile(f)
+			b[len(b)-1]++ // the last fingerprint's highest byte: still the largest
+			os.WriteFile(f, b, 0o600)
+		}},
+		{"table key changed", "checksum", func(ck string, _ *check.Config) {
+			f := filepath.Join(ck, "machines")
+			b, _ := os.ReadFile(f)
+			b[len(b)-1]++
+			os.WriteFile(f, b, 0o600)
+		}},
+		{"table cut short", "shorter than", func(ck string, _ *check.Config) {
+			f := filepath.Join(ck, "machines")
+			fi, _ := os.Stat(f)
+			os.Truncate(f, fi.Size()-1)
+		}},
+		{"not a directory of its own", "holds notes and no checkpoint", func(ck string, _ *check.Config) {
+			os.Remove(filepath.Join(ck, "checkpoint.json"))
+			os.WriteFile(filepath.Join(ck, "notes"), nil, 0o600)
+		}},
 		{"path of another run", "does not fit this check", func(ck string, _ *check.Config) {
 			name := filepath.Join(ck, "checkpoint.json")
 			b, _ := os.ReadFile(name)

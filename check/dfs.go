@@ -33,9 +33,10 @@ func (e *explorer) runDFS() (res Result, err error) {
 	ck := e.resume
 	switch {
 	case ck != nil:
-		if disk, err = newDiskFPSetFrom(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare(), filepath.Join(e.cfg.Checkpoint, ck.FPs), ck.OnDisk); err != nil {
-			return res, fmt.Errorf("checkpoint in %s: %w", e.cfg.Checkpoint, err)
+		if disk, err = newDiskFPSetFrom(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare(), filepath.Join(e.cfg.Checkpoint, ck.FPs), ck.OnDisk, ck.FPsCRC); err != nil {
+			return res, err
 		}
+		e.ckFPs = ck.FPs
 		defer disk.close()
 	case e.cfg.DiskDir != "":
 		if disk, err = newDiskFPSet(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare()); err != nil {
@@ -118,10 +119,10 @@ func (e *explorer) runDFS() (res Result, err error) {
 			return err
 		}
 		c.Machines, c.Messages = keys[0], keys[1]
-		if err := saveCheckpoint(e.cfg.Checkpoint, disk, c); err != nil {
+		if err := saveCheckpoint(e.cfg.Checkpoint, e.ckFPs, disk, c); err != nil {
 			return err
 		}
-		e.savedKeys = keys
+		e.savedKeys, e.ckFPs = keys, c.FPs
 		return nil
 	}
 	// stop ends the run Incomplete for reason, after saving a checkpoint
@@ -149,7 +150,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 		}
 		v, err := e.rebuild(ck, &res, &stack, enter, isOnStack, onStack)
 		if err != nil {
-			return res, fmt.Errorf("checkpoint in %s: %w", e.cfg.Checkpoint, err)
+			return res, err
 		}
 		if v != nil {
 			res.Verdict, res.Violation = Violated, v
@@ -161,13 +162,13 @@ func (e *explorer) runDFS() (res Result, err error) {
 		every = DefaultCheckpointEvery
 	}
 	nextSave, saveDue := time.Now().Add(every), false
+	var saveErr error // of the last periodic save
 	for len(stack) > 0 {
 		if saveDue {
 			// Here every visited state is on the stack or fully explored.
-			if err := save(noAction); err != nil {
-				res.Verdict, res.Reason = Incomplete, "saving the checkpoint failed: "+err.Error()
-				return res, nil
-			}
+			// A failed save leaves the earlier checkpoint whole: the run
+			// goes on and tries again at the next interval.
+			saveErr = save(noAction)
 			nextSave, saveDue = time.Now().Add(every), false
 		}
 		top := &stack[len(stack)-1]
@@ -199,6 +200,9 @@ func (e *explorer) runDFS() (res Result, err error) {
 			var err error
 			if added, err = disk.insert(fp96Of(fp)); err != nil {
 				res.Verdict, res.Reason = Incomplete, diskReason(res.States, err)
+				if saveErr != nil {
+					res.Reason += "; the last save of the checkpoint failed as well: " + saveErr.Error()
+				}
 				return res, nil
 			}
 		} else {
@@ -232,6 +236,9 @@ func (e *explorer) runDFS() (res Result, err error) {
 		}
 		if res.States&0xfff == 0 && !e.deadline.IsZero() && time.Now().After(e.deadline) {
 			return stop(fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, res.States), actCode(a))
+		}
+		if res.States&0xfff == 0 && e.interrupted() {
+			return stop(fmt.Sprintf("interrupted after %d states (depth-first)", res.States), actCode(a))
 		}
 		if res.States&0xfff == 0 && e.cfg.Checkpoint != "" && time.Now().After(nextSave) {
 			saveDue = true
@@ -267,10 +274,10 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 	step := func(code uint32) (*gstate, error) {
 		top := &(*stack)[len(*stack)-1]
 		if top.next == 0 || actCode(top.acts[top.next-1]) != code {
-			return nil, fmt.Errorf("frame %d: action %#x is not the one last tried there: the checkpoint does not fit this check", len(*stack), code)
+			return nil, unusable("frame %d: action %#x is not the one last tried there: the checkpoint does not fit this check", len(*stack), code)
 		}
 		if p := st.apply(top.s, top.acts[top.next-1]); p != nil {
-			return nil, fmt.Errorf("frame %d: replaying its action fails (%s): the checkpoint does not fit this check", len(*stack), p.detail)
+			return nil, unusable("frame %d: replaying its action fails (%s): the checkpoint does not fit this check", len(*stack), p.detail)
 		}
 		return st.materialize(), nil
 	}
@@ -284,7 +291,7 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 		}
 		fp := fingerprintOf(s)
 		if fp != (fingerprint{fr.FP[0], fr.FP[1]}) {
-			return nil, fmt.Errorf("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
+			return nil, unusable("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
 		}
 		acts := st.actions(s, nil)
 		if e.cfg.PartialOrder && len(acts) > 0 {
@@ -292,7 +299,7 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 			acts = w.ample(s, acts, isOnStack)
 		}
 		if len(acts) == 0 || fr.Next < 0 || fr.Next > len(acts) {
-			return nil, fmt.Errorf("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(acts), fr.Next)
+			return nil, unusable("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(acts), fr.Next)
 		}
 		*stack = append(*stack, frame{s: s, acts: acts, next: fr.Next, code: fr.Act, fp: fp})
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sort"
+	"syscall"
 )
 
 // diskFPSet is the depth-first visited set of a run with Config.DiskDir, in
@@ -20,7 +22,9 @@ import (
 // with the file into a new sorted file, written sequentially to fps.new,
 // fsynced and renamed over fps; the table is then emptied. A small index in
 // memory, the first fingerprint of every 4 KiB page of the file, makes a
-// membership test that misses the table cost at most one page read (pread).
+// membership test that misses the table cost at most one page read (a
+// bisection in the file's read-only mapping, or one pread where the system
+// has none: diskmap_linux.go).
 // Every fingerprint is in exactly one of the table and the file, so insert
 // answers exactly as fpSet96 does: the same states are explored.
 //
@@ -39,8 +43,9 @@ type diskFPSet struct {
 	onDisk int64    // fingerprints in f
 	index  []fp96   // first fingerprint of every page of f
 	page   [diskPageBytes]byte
-	merges int   // merges into the file so far
-	reads  int64 // pages read by membership tests
+	merges int    // merges into the file so far
+	reads  int64  // pages read by membership tests
+	crc    uint32 // CRC-32C of the file (a checkpoint checks it)
 }
 
 const (
@@ -289,7 +294,8 @@ func (s *diskFPSet) merge() error {
 		return fmt.Errorf("visited set on disk: %w", err)
 	}
 	total := s.onDisk + int64(len(mem))
-	w := &fpWriter{w: bufio.NewWriterSize(nf, 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs)}
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs)}
 	r := &fpReader{left: s.onDisk}
 	if s.f != nil {
 		r.r = bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 1<<20)
@@ -323,7 +329,7 @@ func (s *diskFPSet) merge() error {
 	if s.f != nil {
 		s.f.Close() // renamed over: its blocks are freed now
 	}
-	s.f, s.index, s.onDisk = nf, w.index, total
+	s.f, s.index, s.onDisk, s.crc = nf, w.index, total, crc.Sum32()
 	s.mapped = diskMapFile(nf, w.bytes())
 	clear(s.slots)
 	s.count = 0
@@ -432,20 +438,21 @@ func (s *diskFPSet) fileName() string { return filepath.Join(s.dir, "fps") }
 // file src (a checkpoint's), which it links, or copies, into its own
 // directory; src is never written. The file is read once, in order, to
 // rebuild the page index and to check that it holds exactly n strictly
-// increasing fingerprints: a damaged or foreign file is refused.
-func newDiskFPSetFrom(dir string, capacity int, maxBytes uint64, src string, n int64) (*diskFPSet, error) {
+// increasing fingerprints with CRC-32C crc: a damaged or foreign file is
+// refused (a *checkpointError).
+func newDiskFPSetFrom(dir string, capacity int, maxBytes uint64, src string, n int64, crc uint32) (*diskFPSet, error) {
 	s, err := newDiskFPSet(dir, capacity, maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.adopt(src, n); err != nil {
+	if err := s.adopt(src, n, crc); err != nil {
 		s.close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *diskFPSet) adopt(src string, n int64) error {
+func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
 	name := s.fileName()
 	if err := linkOrCopy(src, name); err != nil {
 		return err
@@ -456,7 +463,8 @@ func (s *diskFPSet) adopt(src string, n int64) error {
 	}
 	s.f = f
 	// Page by page: the index takes each page's first fingerprint.
-	r := bufio.NewReaderSize(f, 1<<20)
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	r := bufio.NewReaderSize(io.TeeReader(f, crc), 1<<20)
 	page := make([]byte, diskPageBytes)
 	var prev fp96
 	var size int64
@@ -466,13 +474,15 @@ func (s *diskFPSet) adopt(src string, n int64) error {
 		if left > diskPageFPs {
 			b = page // a full page, padded
 		}
-		if _, err := io.ReadFull(r, b); err != nil {
-			return fmt.Errorf("%s: %d fingerprints expected, reading the %dth: %w", src, n, n-left+1, err)
+		if _, err := io.ReadFull(r, b); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return unusable("%s: %d fingerprints expected, reading the %dth: %v", src, n, n-left+1, err)
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", src, err)
 		}
 		for j := range int(k) {
 			x := getFP96(b[j*fp96Bytes:])
 			if x == (fp96{}) || (left < n || j > 0) && cmpFP96(prev, x) >= 0 {
-				return fmt.Errorf("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
+				return unusable("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
 			}
 			prev = x
 		}
@@ -481,27 +491,33 @@ func (s *diskFPSet) adopt(src string, n int64) error {
 		left -= k
 	}
 	if _, err := r.ReadByte(); err == nil {
-		return fmt.Errorf("%s: more than %d fingerprints (%d bytes): not this checkpoint's file", src, n, size)
+		return unusable("%s: more than %d fingerprints (%d bytes): not this checkpoint's file", src, n, size)
 	} else if err != io.EOF {
 		return fmt.Errorf("%s: %w", src, err)
 	}
-	s.onDisk = n
+	if crc.Sum32() != want {
+		return unusable("%s: checksum %08x, the checkpoint says %08x: damaged", src, crc.Sum32(), want)
+	}
+	s.onDisk, s.crc = n, want
 	s.mapped = diskMapFile(f, size)
 	return nil
 }
 
-// linkOrCopy makes dst a hard link to src, or a copy (fsynced) where the
-// two are on different file systems.
+// linkOrCopy makes dst a hard link to src, or, where the two are on
+// different file systems, a copy: written to dst.tmp, fsynced, renamed; a
+// failed copy leaves nothing behind.
 func linkOrCopy(src, dst string) error {
-	if os.Link(src, dst) == nil {
-		return nil
+	err := os.Link(src, dst)
+	if err == nil || !errors.Is(err, syscall.EXDEV) {
+		return err
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -509,5 +525,11 @@ func linkOrCopy(src, dst string) error {
 	if err == nil {
 		err = out.Sync()
 	}
-	return errors.Join(err, out.Close())
+	if err = errors.Join(err, out.Close()); err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }

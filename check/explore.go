@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -23,21 +24,9 @@ func Run(cfg Config) (Result, error) {
 	case cfg.Liveness:
 		res = e.runLiveness()
 	case cfg.DepthFirst:
-		if cfg.Checkpoint != "" {
-			c, err := e.loadCheckpoint(cfg.Checkpoint)
-			if err != nil {
-				return Result{}, fmt.Errorf("%w: checkpoint: %w", ErrConfig, err)
-			}
-			if c != nil {
-				if err := e.seedTables(cfg.Checkpoint, c); err != nil {
-					return Result{}, fmt.Errorf("%w: checkpoint in %s: %w", ErrConfig, cfg.Checkpoint, err)
-				}
-			}
-			e.resume = c
-		}
 		var err error
-		if res, err = e.runDFS(); err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		if res, err = e.runCheckpointed(); err != nil {
+			return Result{}, err
 		}
 	default:
 		res = e.run()
@@ -49,6 +38,54 @@ func Run(cfg Config) (Result, error) {
 	}
 	res.Seconds = time.Since(e.start).Seconds()
 	return res, nil
+}
+
+// runCheckpointed is runDFS, with Config.Checkpoint locking the
+// directory and continuing its checkpoint. A checkpoint this run cannot
+// continue is an ErrConfig; an I/O error reading one is returned as is.
+func (e *explorer) runCheckpointed() (Result, error) {
+	dir := e.cfg.Checkpoint
+	if dir == "" {
+		return e.runDFS()
+	}
+	wrap := func(err error) error {
+		var bad *checkpointError
+		if errors.As(err, &bad) {
+			return fmt.Errorf("%w: checkpoint in %s: %w", ErrConfig, dir, err)
+		}
+		return fmt.Errorf("checkpoint in %s: %w", dir, err)
+	}
+	unlock, held, err := lockCheckpoint(dir)
+	if held {
+		return Result{}, fmt.Errorf("%w: checkpoint in %s: another run is using it: wait for it to end, or give another directory", ErrConfig, dir)
+	}
+	if err != nil {
+		return Result{}, wrap(err)
+	}
+	defer unlock()
+	c, err := e.loadCheckpoint(dir)
+	if err == nil && c != nil {
+		err = e.seedTables(dir, c)
+	}
+	if err != nil {
+		return Result{}, wrap(err)
+	}
+	e.resume = c
+	res, err := e.runDFS()
+	if err != nil {
+		return Result{}, wrap(err)
+	}
+	return res, nil
+}
+
+// interrupted reports whether Config.Interrupt is closed.
+func (e *explorer) interrupted() bool {
+	select {
+	case <-e.cfg.Interrupt:
+		return true
+	default:
+		return false
+	}
 }
 
 // chunkSize is how many frontier states a worker expands at a time.
@@ -91,6 +128,7 @@ type explorer struct {
 	// checkpoint's directory so far (checkpoint.go).
 	resume    *checkpoint
 	savedKeys [2]keyCount
+	ckFPs     string // the fingerprint file of the checkpoint saved last
 }
 
 // worker is one goroutine's scratch space.

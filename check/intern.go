@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -108,17 +109,24 @@ func (t *table[T]) grow() {
 // reserve gives keys[i] the id i for every i >= n, the ids already taken
 // (whose keys the caller compared), so that a run continuing a checkpoint
 // numbers every content as the run that saved it did (checkpoint.go).
-func (t *table[T]) reserve(keys []string) {
+// A key met twice is refused: the file is damaged.
+func (t *table[T]) reserve(keys []string) error {
 	if t.reserved == nil {
 		t.reserved = map[string]uint32{}
 	}
 	for i := int(t.n); i < len(keys); i++ {
+		_, in := t.byKey[keys[i]]
+		_, twice := t.reserved[keys[i]]
+		if in || twice {
+			return fmt.Errorf("key %d is there twice", i)
+		}
 		t.reserved[keys[i]] = uint32(i)
 	}
 	if uint32(len(keys)) > t.n {
 		t.n = uint32(len(keys))
 		t.grow()
 	}
+	return nil
 }
 
 // interner holds a run's machine and message tables.

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -197,8 +202,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return badInput("--checkpoint saves the visited set's file on disk: add --disk-dir DIR (and --search dfs)")
 	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
 		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
-	case f.ckEvery <= 0:
-		return badInput("--checkpoint-every %v is out of range: need > 0, e.g. 10m", f.ckEvery)
+	case f.ckEvery < time.Second:
+		return badInput("--checkpoint-every %v is out of range: need >= 1s (each save rewrites the visited set's file), e.g. 10m", f.ckEvery)
 	case f.reduce != "none" && f.reduce != "por":
 		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
 	case f.reduce == "por" && f.search != "dfs":
@@ -280,13 +285,23 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound,
 	}
 	if f.checkpoint != "" {
-		// The algorithm and its options: variants (mutin and mutin-paper)
-		// start in equal states.
-		cfg.Checkpoint, cfg.CheckpointEvery, cfg.CheckpointID = f.checkpoint, f.ckEvery, fmt.Sprintf("%s %+v", pr.Alg.Name, pr.Params)
+		// The algorithm and its options (variants such as mutin and
+		// mutin-paper start in equal states), and the binary: another
+		// build may explore another graph from the same initial state.
+		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
+		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binaryID())
+		// SIGINT or SIGTERM stops the run and saves; a second one kills.
+		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stopSignals()
+		go func() { <-ctx.Done(); stopSignals() }()
+		cfg.Interrupt = ctx.Done()
 	}
 	res, err := check.Run(cfg)
-	if err != nil {
+	if errors.Is(err, check.ErrConfig) {
 		return badInput("%v", err)
+	}
+	if err != nil {
+		return err // an I/O error reading a checkpoint: exit status 3
 	}
 	var concrete *bool
 	var concreteWhy string
@@ -343,6 +358,25 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return err
 	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// binaryID names this executable by the SHA-256 of its file (16 hex
+// digits), or "unknown".
+func binaryID() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // concretizeStates bounds the search for a concrete path matching an
