@@ -29,21 +29,9 @@ func FuzzCheckpointJSON(f *testing.F) {
 	f.Add([]byte(`{"version":1,"stack":[{"act":4294967295,"next":99}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ck := t.TempDir()
-		ents, err := os.ReadDir(saved)
-		if err != nil {
+		copyDir(t, saved, ck)
+		if err := os.WriteFile(filepath.Join(ck, "checkpoint.json"), b, 0o600); err != nil {
 			t.Fatal(err)
-		}
-		for _, e := range ents {
-			data, err := os.ReadFile(filepath.Join(saved, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Name() == "checkpoint.json" {
-				data = b
-			}
-			if err := os.WriteFile(filepath.Join(ck, e.Name()), data, 0o600); err != nil {
-				t.Fatal(err)
-			}
 		}
 		c := cfg(t, ck)
 		c.MaxStates = 3000
