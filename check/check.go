@@ -124,12 +124,13 @@ type Config struct {
 	DiskDir string
 	// Checkpoint, with DepthFirst and DiskDir, is a directory where the run
 	// saves its progress every CheckpointEvery and when a limit (Timeout,
-	// MaxMemory, MaxStates) stops it; when the directory already holds a
-	// checkpoint of the same check (CheckpointID, initial state, Budget and
-	// the other options that shape the search), the run continues it. A run
-	// that ends (ok, a violation, or a complete search with an undecided
-	// budget stop) removes its checkpoint. checkpoint.go; docs/checker.md,
-	// "Checkpoints".
+	// MaxMemory, MaxStates) or Interrupt stops it; when the directory
+	// already holds a checkpoint of the same check (CheckpointID, initial
+	// state, Budget and the other options that shape the search), the run
+	// continues it. A run that ends (ok, a violation, or a complete search
+	// with an undecided budget stop) spends its checkpoint
+	// (Result.CheckpointSpent), which the caller then removes
+	// (RemoveCheckpoint). checkpoint.go; docs/checker.md, "Checkpoints".
 	Checkpoint string
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
@@ -212,6 +213,11 @@ type Result struct {
 	// Position is, for a depth-first run stopped by a limit, where its path
 	// stood (Progress.Position).
 	Position float64
+	// CheckpointSpent reports that the run ended by itself (ok, or a
+	// violation, or a complete search with a budget stop left undecided):
+	// its checkpoint (Config.Checkpoint) is of no further use, and the
+	// caller removes it with RemoveCheckpoint once the result is safe.
+	CheckpointSpent bool
 	// Resumed describes the earlier runs this one continued from its
 	// checkpoint (Config.Checkpoint), or is nil; the counts above include
 	// theirs, Seconds does not.

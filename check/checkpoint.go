@@ -405,6 +405,12 @@ func removeCheckpointFiles(dir, keep string) error {
 	return errors.Join(errs...)
 }
 
+// RemoveCheckpoint removes the checkpoint in dir (Config.Checkpoint) but
+// its lock file: a caller does so once it has kept the result of a run
+// that spent it (Result.CheckpointSpent). Left in place, a spent
+// checkpoint is only continued to the same end again.
+func RemoveCheckpoint(dir string) error { return removeCheckpointFiles(dir, "") }
+
 // removeStrays removes the fingerprint files of dir but keep, the current
 // checkpoint's ("" when there is none yet).
 func removeStrays(dir, keep string) error {

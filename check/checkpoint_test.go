@@ -107,6 +107,12 @@ func TestCheckpointResume(t *testing.T) {
 		if parts < 3 && want.States > 100 {
 			t.Errorf("%s: %d parts for %d states", c.name, parts, want.States)
 		}
+		if !res.CheckpointSpent {
+			t.Errorf("%s: the last run did not spend its checkpoint", c.name)
+		}
+		if err := check.RemoveCheckpoint(ck); err != nil {
+			t.Error(err)
+		}
 		if ents, err := os.ReadDir(ck); err != nil || len(ents) != 1 || ents[0].Name() != "lock" {
 			t.Errorf("%s: %d entries left in the checkpoint's directory, want only the lock file (%v)", c.name, len(ents), err)
 		}

@@ -91,14 +91,11 @@ func (e *explorer) runDFS() (res Result, err error) {
 		return nil
 	}
 	// A search that ends by itself (ok, or a violation) spends its
-	// checkpoint; one stopped by a limit saves one (save).
+	// checkpoint, which the caller removes once it has the result safe
+	// (RemoveCheckpoint); one stopped by a limit saves one (save).
 	ended := false
 	if e.cfg.Checkpoint != "" {
-		defer func() {
-			if ended || res.Verdict == Violated {
-				removeCheckpointFiles(e.cfg.Checkpoint, "") // left behind, it would only be continued to the same end
-			}
-		}()
+		defer func() { res.CheckpointSpent = ended || res.Verdict == Violated }()
 	}
 	save := func(pending uint32) error {
 		c := &checkpoint{

@@ -357,6 +357,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
 		return err
 	}
+	if res.CheckpointSpent && traceErr == nil {
+		// The result is out: the checkpoint that led to it has served.
+		traceErr = check.RemoveCheckpoint(f.checkpoint)
+	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
 }
 
