@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,8 +76,6 @@ type keyCount struct {
 	CRC   uint32 `json:"crc32c"` // of the file's first Bytes bytes
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 const (
 	checkpointVersion = 1
 	checkpointJSON    = "checkpoint.json"
@@ -88,6 +87,19 @@ const (
 
 // fpsName is the form of the fingerprint file's name.
 var fpsName = regexp.MustCompile(`^fps-[0-9]+-[0-9]+$`)
+
+// tableFiles name the files of the interning tables' keys (tables).
+var tableFiles = [2]string{"machines", "messages"}
+
+// isFPsFile reports whether name is a fingerprint file, or the temporary
+// file of a copy of one.
+func isFPsFile(name string) bool { return fpsName.MatchString(strings.TrimSuffix(name, ".tmp")) }
+
+// isCheckpointFile reports whether name is one of a checkpoint's files
+// (its lock file is not: it stays while a run may hold it).
+func isCheckpointFile(name string) bool {
+	return strings.HasPrefix(name, checkpointJSON) || name == tableFiles[0] || name == tableFiles[1] || isFPsFile(name)
+}
 
 // checkpointError is a checkpoint this run cannot continue: another
 // check's, or damaged (Run reports it as ErrConfig, exit status 2 in the
@@ -159,7 +171,7 @@ func (e *explorer) loadCheckpoint(dir string) (*checkpoint, error) {
 			return nil, err
 		}
 		for _, ent := range ents {
-			if n := ent.Name(); n != checkpointLock && n != "machines" && n != "messages" && !strings.HasPrefix(n, checkpointJSON) && !fpsName.MatchString(n) {
+			if n := ent.Name(); n != checkpointLock && !isCheckpointFile(n) {
 				return nil, unusable("%s holds %s and no checkpoint: give a directory of the checkpoint's own (its files are removed when the run ends)", dir, n)
 			}
 		}
@@ -217,20 +229,30 @@ func keyDiff(saved, this string) string {
 // every run) against them and reserves the others for their keys.
 const maxKeyBytes = 1 << 20
 
+// keyTable is one interning table as a checkpoint sees it: its file, its
+// number of ids, the key of an id, and reserve.
+type keyTable struct {
+	file    string
+	n       uint32
+	key     func(id uint32) []byte
+	reserve func(keys []string) error
+}
+
+// keyTables returns the machine and the message table, in tableFiles'
+// order.
+func (e *explorer) keyTables() [2]keyTable {
+	t := e.x.tab
+	return [2]keyTable{
+		{tableFiles[0], t.machines.n, func(id uint32) []byte { return machineKey(nil, t.machine(id).m) }, t.machines.reserve},
+		{tableFiles[1], t.msgs.n, func(id uint32) []byte { return t.msg(id).enc }, t.msgs.reserve},
+	}
+}
+
 // saveTables appends the keys of the ids not saved yet to dir's table
 // files, fsynced, and returns the new counts.
 func (e *explorer) saveTables(dir string, saved [2]keyCount) ([2]keyCount, error) {
-	t := e.x.tab
-	tabs := [2]struct {
-		name string
-		n    uint32
-		key  func(uint32) []byte
-	}{
-		{"machines", t.machines.n, func(id uint32) []byte { return machineKey(nil, t.machine(id).m) }},
-		{"messages", t.msgs.n, func(id uint32) []byte { return t.msg(id).enc }},
-	}
-	for i, tb := range tabs {
-		f, err := os.OpenFile(filepath.Join(dir, tb.name), os.O_WRONLY|os.O_CREATE, 0o600)
+	for i, tb := range e.keyTables() {
+		f, err := os.OpenFile(filepath.Join(dir, tb.file), os.O_WRONLY|os.O_CREATE, 0o600)
 		if err != nil {
 			return saved, err
 		}
@@ -261,34 +283,25 @@ func (e *explorer) saveTables(dir string, saved [2]keyCount) ([2]keyCount, error
 // seedTables reads dir's table files as far as c counts them, checks the
 // ids this run has assigned, and reserves the others.
 func (e *explorer) seedTables(dir string, c *checkpoint) error {
-	t := e.x.tab
-	for _, tb := range []struct {
-		name  string
-		count keyCount
-		tab   interface{ reserve([]string) error }
-		n     uint32
-		key   func(uint32) []byte
-	}{
-		{"machines", c.Machines, &t.machines, t.machines.n, func(id uint32) []byte { return machineKey(nil, t.machine(id).m) }},
-		{"messages", c.Messages, &t.msgs, t.msgs.n, func(id uint32) []byte { return t.msg(id).enc }},
-	} {
-		keys, err := readKeys(filepath.Join(dir, tb.name), tb.count)
+	counts := [2]keyCount{c.Machines, c.Messages}
+	for i, tb := range e.keyTables() {
+		keys, err := readKeys(filepath.Join(dir, tb.file), counts[i])
 		if err != nil {
 			return err
 		}
 		if uint32(len(keys)) < tb.n {
-			return unusable("%s: %d keys, but this check starts with %d: the checkpoint of another check", tb.name, len(keys), tb.n)
+			return unusable("%s: %d keys, but this check starts with %d: the checkpoint of another check", tb.file, len(keys), tb.n)
 		}
 		for id := range tb.n {
 			if keys[id] != string(tb.key(id)) {
-				return unusable("%s: key %d differs from this check's: the checkpoint of another check", tb.name, id)
+				return unusable("%s: key %d differs from this check's: the checkpoint of another check", tb.file, id)
 			}
 		}
-		if err := tb.tab.reserve(keys); err != nil {
-			return unusable("%s: %v: damaged", tb.name, err)
+		if err := tb.reserve(keys); err != nil {
+			return unusable("%s: %v: damaged", tb.file, err)
 		}
 	}
-	e.savedKeys = [2]keyCount{c.Machines, c.Messages}
+	e.savedKeys = counts
 	return nil
 }
 
@@ -309,6 +322,8 @@ func readKeys(name string, want keyCount) ([]string, error) {
 	crc := crc32.New(castagnoli)
 	r := bufio.NewReader(io.TeeReader(io.LimitReader(f, want.Bytes), crc))
 	keys := make([]string, 0, want.N)
+	// A read of the file fails with a *fs.PathError (an I/O error);
+	// anything else is what the file holds.
 	for range want.N {
 		n, err := binary.ReadUvarint(r)
 		if err == nil && (n == 0 || n > maxKeyBytes) {
@@ -319,11 +334,12 @@ func readKeys(name string, want keyCount) ([]string, error) {
 			b = make([]byte, n)
 			_, err = io.ReadFull(r, b)
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || n == 0 || n > maxKeyBytes {
-				return nil, unusable("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
-			}
+		var ioErr *fs.PathError
+		if errors.As(err, &ioErr) {
 			return nil, err
+		}
+		if err != nil {
+			return nil, unusable("%s: key %d of %d: %v: damaged", name, len(keys), want.N, err)
 		}
 		keys = append(keys, string(b))
 	}
@@ -341,7 +357,7 @@ func readKeys(name string, want keyCount) ([]string, error) {
 // the earlier checkpoint's file. A crash at any point leaves the earlier or
 // the new checkpoint whole.
 func saveCheckpoint(dir, current string, disk *diskFPSet, c *checkpoint) error {
-	if err := removeStrays(dir, current); err != nil {
+	if err := removeFPs(dir, current); err != nil {
 		return err
 	}
 	if err := disk.flush(); err != nil {
@@ -374,7 +390,7 @@ func saveCheckpoint(dir, current string, disk *diskFPSet, c *checkpoint) error {
 	if err := syncDir(dir); err != nil {
 		return err
 	}
-	if err := removeCheckpointFiles(dir, c.FPs); err != nil {
+	if err := removeFPs(dir, c.FPs); err != nil {
 		return err
 	}
 	checkpointSaved(dir)
@@ -385,39 +401,31 @@ func saveCheckpoint(dir, current string, disk *diskFPSet, c *checkpoint) error {
 // checkpoint a run saved on its way.
 var checkpointSaved = func(dir string) {}
 
-// removeCheckpointFiles removes dir's fingerprint files but keep (and the
-// temporary files of failed copies), or, when keep is "", the whole
-// checkpoint but the lock file.
-func removeCheckpointFiles(dir, keep string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, ent := range ents {
-		n := ent.Name()
-		fps := fpsName.MatchString(strings.TrimSuffix(n, ".tmp"))
-		spent := keep == "" && (strings.HasPrefix(n, checkpointJSON) || n == "machines" || n == "messages")
-		if fps && n != keep || spent {
-			errs = append(errs, os.Remove(filepath.Join(dir, n)))
-		}
-	}
-	return errors.Join(errs...)
+// removeFPs removes dir's fingerprint files (and the temporary files of
+// failed copies) but keep ("" keeps none).
+func removeFPs(dir, keep string) error {
+	return removeIn(dir, func(n string) bool { return isFPsFile(n) && n != keep })
 }
 
 // RemoveCheckpoint removes the checkpoint in dir (Config.Checkpoint) but
 // its lock file: a caller does so once it has kept the result of a run
 // that spent it (Result.CheckpointSpent). Left in place, a spent
 // checkpoint is only continued to the same end again.
-func RemoveCheckpoint(dir string) error { return removeCheckpointFiles(dir, "") }
+func RemoveCheckpoint(dir string) error { return removeIn(dir, isCheckpointFile) }
 
-// removeStrays removes the fingerprint files of dir but keep, the current
-// checkpoint's ("" when there is none yet).
-func removeStrays(dir, keep string) error {
-	if keep == "" {
-		keep = "-" // no file is named so: remove every fingerprint file
+// removeIn removes the files of dir whose names match.
+func removeIn(dir string, match func(name string) bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
 	}
-	return removeCheckpointFiles(dir, keep)
+	var errs []error
+	for _, ent := range ents {
+		if match(ent.Name()) {
+			errs = append(errs, os.Remove(filepath.Join(dir, ent.Name())))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func writeSynced(name string, b []byte) error {

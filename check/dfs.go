@@ -145,7 +145,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 			undecidedProb = &problem{u[0], u[1]}
 			e.undecided = undecidedProb
 		}
-		v, err := e.rebuild(ck, &res, &stack, enter, isOnStack, onStack)
+		v, err := e.rebuild(ck, &res, &stack, enter)
 		if err != nil {
 			return res, err
 		}
@@ -256,14 +256,14 @@ func (e *explorer) runDFS() (res Result, err error) {
 
 // rebuild restores a depth-first run from checkpoint c: its counts into
 // res, and its path into stack by replaying, from the initial state, the
-// action each frame records as the one last tried in the frame below
-// (computing every frame's actions, and ample sets, as the first run did).
-// It then enters the pending state, if any, and returns a violation found
-// there. An inconsistency is an error: a damaged checkpoint, or one of
-// another algorithm that the key could not tell apart.
-func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter func(*gstate, uint32, fingerprint) *Violation, isOnStack func(fingerprint) bool, onStack map[fingerprint]int) (*Violation, error) {
-	w := e.workers[0]
-	st := w.st
+// action each frame records as the one last tried in the frame below, and
+// entering each state with enter, as the first run did (its actions, and
+// ample sets, are computed again, with the same path below). It then
+// enters the pending state, if any, and returns a violation found there.
+// An inconsistency is an error: a damaged checkpoint, or one of another
+// algorithm that the key could not tell apart.
+func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter func(*gstate, uint32, fingerprint) *Violation) (*Violation, error) {
+	st := e.workers[0].st
 	res.States, res.Transitions, res.Depth, res.BudgetStops = c.States, c.Transitions, c.Depth, c.BudgetStops
 	res.Resumed = &Resumption{States: c.States, Transitions: c.Transitions, Parts: c.Parts, Seconds: c.Seconds}
 	// step applies the action last tried in the top frame, which must
@@ -290,15 +290,14 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 		if fp != (fingerprint{fr.FP[0], fr.FP[1]}) {
 			return nil, unusable("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
 		}
-		acts := st.actions(s, nil)
-		if e.cfg.PartialOrder && len(acts) > 0 {
-			onStack[fp]++
-			acts = w.ample(s, acts, isOnStack)
+		if v := enter(s, fr.Act, fp); v != nil || len(*stack) != i+1 {
+			return nil, unusable("frame %d: no action is enabled there: the checkpoint does not fit this check", i)
 		}
-		if len(acts) == 0 || fr.Next < 0 || fr.Next > len(acts) {
-			return nil, unusable("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(acts), fr.Next)
+		top := &(*stack)[i]
+		if fr.Next < 0 || fr.Next > len(top.acts) {
+			return nil, unusable("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(top.acts), fr.Next)
 		}
-		*stack = append(*stack, frame{s: s, acts: acts, next: fr.Next, code: fr.Act, fp: fp})
+		top.next = fr.Next
 	}
 	if c.Pending == noAction {
 		return nil, nil

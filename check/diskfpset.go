@@ -48,6 +48,9 @@ type diskFPSet struct {
 	crc    uint32 // CRC-32C of the file (a checkpoint checks it)
 }
 
+// castagnoli is the CRC-32C table of the set's file and a checkpoint's.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 const (
 	// diskPageBytes is the unit of a read: 341 fingerprints of 12 bytes and
 	// 4 bytes of padding, so that a page never straddles two of the
@@ -233,18 +236,17 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 	if s.mapped == nil {
 		buf := s.page[:n*fp96Bytes]
 		if _, err := s.f.ReadAt(buf, off); err != nil {
-			return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, filepath.Join(s.dir, "fps"), err)
+			return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, s.fileName(), err)
 		}
 		return pageHas(buf, n, x), nil
 	}
 	// A read error under a mapping is a fault, not an error value: the
-	// runtime turns it into a panic here, and this into the same error.
+	// runtime turns it into a panic here (SetPanicOnFault), and this into
+	// the error a pread would give. Nothing but the mapped page is read
+	// below, so every panic caught here is one on the mapping.
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			on, err = false, fmt.Errorf("visited set on disk: read page %d of %s: %v", p, filepath.Join(s.dir, "fps"), r)
+			on, err = false, fmt.Errorf("visited set on disk: read page %d of %s: %v", p, s.fileName(), r)
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -288,13 +290,13 @@ func (s *diskFPSet) merge() error {
 	}
 	slices.SortFunc(mem, cmpFP96)
 
-	name := filepath.Join(s.dir, "fps")
+	name := s.fileName()
 	nf, err := os.OpenFile(name+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("visited set on disk: %w", err)
 	}
 	total := s.onDisk + int64(len(mem))
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	crc := crc32.New(castagnoli)
 	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs)}
 	r := &fpReader{left: s.onDisk}
 	if s.f != nil {
@@ -463,7 +465,7 @@ func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
 	}
 	s.f = f
 	// Page by page: the index takes each page's first fingerprint.
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	crc := crc32.New(castagnoli)
 	r := bufio.NewReaderSize(io.TeeReader(f, crc), 1<<20)
 	page := make([]byte, diskPageBytes)
 	var prev fp96

@@ -317,9 +317,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
 		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
-		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason,
+		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason, Position: res.Position,
 	}
-	s.Position = res.Position
 	if r := res.Resumed; r != nil {
 		s.Resumed = &resumedSummary{Dir: f.checkpoint, Parts: r.Parts, States: r.States, Seconds: r.Seconds}
 	}

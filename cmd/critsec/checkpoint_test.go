@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -50,5 +51,24 @@ func TestCheckCheckpoint(t *testing.T) {
 		if code != 2 || !strings.Contains(out, c.want) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 			t.Errorf("check %v: exit %d, want 2 and one line saying %q\n%s", c.args, code, c.want, out)
 		}
+	}
+}
+
+// TestCheckPosition: a depth-first run stopped by a limit reports where its
+// path stood in the search tree, in the text and the JSON report; a run
+// that ends does not.
+func TestCheckPosition(t *testing.T) {
+	base := []string{"--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs"}
+	code, out := runCheckCLI(t, append(base, "--max-states", "3000")...)
+	if code != 1 || !strings.Contains(out, "\nposition: the search stopped ") {
+		t.Fatalf("stopped: exit %d\n%s", code, out)
+	}
+	code, out = runCheckCLI(t, append(base, "--max-states", "3000", "--json")...)
+	var s checkSummary
+	if err := json.Unmarshal([]byte(out), &s); code != 1 || err != nil || s.Position <= 0 || s.Position >= 1 {
+		t.Fatalf("stopped, JSON: exit %d, %v, position %v\n%s", code, err, s.Position, out)
+	}
+	if code, out = runCheckCLI(t, base...); code != 0 || strings.Contains(out, "position:") {
+		t.Fatalf("ended: exit %d\n%s", code, out)
 	}
 }
