@@ -241,3 +241,38 @@ func TestResolveLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalNeighbours: every local algorithm's machine declares N_i
+// (cs.Local), which the model checker enforces and its partial-order
+// reduction relies on, and N_i is the topology's.
+func TestLocalNeighbours(t *testing.T) {
+	intp := func(v int) *int { return &v }
+	for _, a := range All() {
+		if !a.Local {
+			continue
+		}
+		spec := Spec{Alg: a.Name, Topology: "testdata/bowtie.edges"}
+		switch {
+		case strings.HasPrefix(a.Name, "lmutin"):
+			spec.L = intp(1)
+		case strings.HasPrefix(a.Name, "lmutex"):
+			spec.K = intp(2)
+		default:
+			spec.L, spec.K = intp(0), intp(3)
+		}
+		pr, ms := build(t, spec)
+		for i, m := range ms {
+			l, ok := m.(cs.Local)
+			if !ok {
+				t.Errorf("%s: P%d's machine %T does not implement cs.Local", a.Name, i+1, m)
+				continue
+			}
+			if got, want := fmt.Sprint(l.Neighbours()), fmt.Sprint(pr.Params.Neighbors[i]); got != want {
+				t.Errorf("%s: P%d declares neighbours %s, the topology gives %s", a.Name, i+1, got, want)
+			}
+			if c, ok := m.Clone().(cs.Local); !ok || fmt.Sprint(c.Neighbours()) != fmt.Sprint(l.Neighbours()) {
+				t.Errorf("%s: P%d's clone lost its neighbours", a.Name, i+1)
+			}
+		}
+	}
+}

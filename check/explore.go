@@ -181,10 +181,12 @@ func newExplorer(cfg Config) *explorer {
 		unordered: cfg.Unordered,
 		detector:  cfg.Detector,
 		detecting: make([]bool, len(cfg.Machines)),
+		sendsTo:   make([]uint64, len(cfg.Machines)),
 		tab:       newInterner(),
 	}
 	for i, m := range cfg.Machines {
 		_, x.detecting[i] = m.(cs.Detecting)
+		x.sendsTo[i] = sendsTo(m, x.n)
 	}
 	if cfg.DeadlockStates == 0 {
 		cfg.DeadlockStates = DefaultDeadlockStates
@@ -203,6 +205,20 @@ func newExplorer(cfg Config) *explorer {
 		e.workers = append(e.workers, &worker{e: e, st: newStepper(x), pk: newPacker(x), recent: make([]fingerprint, recentSize)})
 	}
 	return e
+}
+
+// sendsTo returns the processes m may send to: N_i ∪ {P_i} for a cs.Local
+// machine, every process otherwise.
+func sendsTo(m cs.Machine, n int) uint64 {
+	l, ok := m.(cs.Local)
+	if !ok {
+		return uint64(1)<<n - 1
+	}
+	to := bit(m.Self())
+	for _, j := range l.Neighbours() {
+		to |= bit(j)
+	}
+	return to
 }
 
 func (e *explorer) run() Result {

@@ -11,10 +11,12 @@ import (
 // action, depth-first search may explore only the enabled actions of a set
 // P of processes (the ample set), when:
 //
-//   - P is closed: for every process i in P and every live j with an empty
+//   - P is closed: for every process i in P and every live j that may send
+//     to i (every j, or for a cs.Local machine its neighbours) with an empty
 //     channel j -> i, j is in P (only j's own actions can enable a new
 //     delivery at i; on a non-empty FIFO channel another send appends behind
-//     the head and the delivery action stays the same);
+//     the head and the delivery action stays the same; a cs.Local machine's
+//     send outside its neighbours is an error, which ends the path);
 //   - no crash can happen before an action of P: no crash is left, or some
 //     live process of P has an initialization phase (cs.Initializing) not
 //     over yet, which only its own actions can end, and crashes wait for it;
@@ -108,7 +110,8 @@ type candidateSet struct {
 }
 
 // closure returns the smallest set of processes that contains i and, with
-// each of its processes, every live process whose channel to it is empty.
+// each of its processes, every live process that may send to it on a
+// channel that is empty.
 func (x *model) closure(s *gstate, i cs.ID) uint64 {
 	p := bit(i)
 	work := []cs.ID{i}
@@ -116,7 +119,7 @@ func (x *model) closure(s *gstate, i cs.ID) uint64 {
 		to := work[len(work)-1]
 		work = work[:len(work)-1]
 		for j := cs.ID(1); int(j) <= x.n; j++ {
-			if p&bit(j) != 0 || s.isCrashed(j) || x.channelBusy(s, j, to) {
+			if p&bit(j) != 0 || x.sendsTo[j-1]&bit(to) == 0 || s.isCrashed(j) || x.channelBusy(s, j, to) {
 				continue
 			}
 			p |= bit(j)

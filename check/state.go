@@ -90,7 +90,10 @@ type model struct {
 	unordered bool
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
-	tab       *interner
+	// sendsTo[i]: the processes process i+1 may send to, every one unless
+	// its machine is cs.Local (then N_i ∪ {P_i}).
+	sendsTo []uint64
+	tab     *interner
 	// ideals are the abstracted children (abstract.go), none usually.
 	ideals []idealChild
 }
@@ -241,6 +244,10 @@ func (w *stepper) send(to cs.ID, id uint32) {
 	}
 	if to < 1 || int(to) > w.x.n {
 		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not a participant (1..%d)", w.self, w.x.tab.msg(id).msg.Kind(), to, w.x.n))
+		return
+	}
+	if w.x.sendsTo[w.self-1]&bit(to) == 0 {
+		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not one of its neighbours (cs.Local)", w.self, w.x.tab.msg(id).msg.Kind(), to))
 		return
 	}
 	if w.next.isCrashed(to) {

@@ -77,11 +77,19 @@ type Composite interface {
 // Messages pass through unchanged. If a takes failure-detector input, so does
 // the result.
 func Co(a Machine) Machine {
-	if d, ok := a.(Detecting); ok {
-		return coDetecting{co{d}}
+	switch m := a.(type) {
+	case Detecting:
+		return coDetecting{co{m}}
+	case Local:
+		return coLocal{co{m}}
 	}
 	return co{a}
 }
+
+// coLocal is Co of a Local machine: it sends to the same neighbours.
+type coLocal struct{ co }
+
+func (c coLocal) Neighbours() []ID { return c.a.(Local).Neighbours() }
 
 type co struct{ a Machine }
 

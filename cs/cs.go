@@ -169,6 +169,19 @@ type Initializing interface {
 	Initialized() bool
 }
 
+// Local is implemented by the machines of the local algorithms, in which a
+// process communicates with its neighbours only (Kamei and Kakugawa's local
+// CS problems: P_i exchanges messages with the members of N_i, and counts
+// only N_i ∪ {P_i}). Neighbours returns N_i: the processes other than
+// itself that the machine may ever send to; it does not change. The model
+// checker reports a send outside N_i ∪ {P_i} as an error, and its
+// partial-order reduction relies on that: a process that never sends to P_q
+// cannot enable a new delivery at P_q.
+type Local interface {
+	Machine
+	Neighbours() []ID
+}
+
 // ErrConvention is wrapped by every error returned for a call that breaks the
 // CS method invocation convention.
 var ErrConvention = errors.New("CS method invocation convention violated")

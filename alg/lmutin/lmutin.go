@@ -47,6 +47,7 @@ package lmutin
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/critsec/critsec/alg/internal/stamp"
 	"github.com/critsec/critsec/cs"
@@ -181,6 +182,11 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 
 // Self is P_i.
 func (m *Machine) Self() cs.ID { return m.i }
+
+// Neighbours returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
+func (m *Machine) Neighbours() []cs.ID {
+	return slices.DeleteFunc(slices.Clone(m.closed), func(j cs.ID) bool { return j == m.i })
+}
 
 // State is state_i.
 func (m *Machine) State() cs.State { return m.state }
