@@ -246,7 +246,6 @@ func TestResolveLocal(t *testing.T) {
 // (cs.Local), which the model checker enforces and its partial-order
 // reduction relies on, and N_i is the topology's.
 func TestLocalNeighbours(t *testing.T) {
-	intp := func(v int) *int { return &v }
 	for _, a := range All() {
 		if !a.Local {
 			continue

@@ -99,6 +99,12 @@ func Closed(i cs.ID, ns []cs.ID) []cs.ID {
 	return c
 }
 
+// Open returns N_i from closed = N_i ∪ {P_i}: closed without i, in the
+// same order.
+func Open(i cs.ID, closed []cs.ID) []cs.ID {
+	return slices.DeleteFunc(slices.Clone(closed), func(j cs.ID) bool { return j == i })
+}
+
 // CheckInitial returns nil if the configuration in which the processes
 // initial are InCS is safe for the bounds l and k on the graph lists
 // (lists[i-1] = N_i), and otherwise an error naming the first

@@ -253,7 +253,7 @@ func (m *Machine) Self() cs.ID { return m.i }
 
 // Neighbours returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
 func (m *Machine) Neighbours() []cs.ID {
-	return slices.DeleteFunc(slices.Clone(m.closed), func(j cs.ID) bool { return j == m.i })
+	return topology.Open(m.i, m.closed)
 }
 
 // State is state_i.

@@ -47,7 +47,6 @@ package lmutin
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/critsec/critsec/alg/internal/stamp"
 	"github.com/critsec/critsec/cs"
@@ -185,7 +184,7 @@ func (m *Machine) Self() cs.ID { return m.i }
 
 // Neighbours returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
 func (m *Machine) Neighbours() []cs.ID {
-	return slices.DeleteFunc(slices.Clone(m.closed), func(j cs.ID) bool { return j == m.i })
+	return topology.Open(m.i, m.closed)
 }
 
 // State is state_i.
