@@ -223,6 +223,14 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := check.ValidateDiskDir(f.checkpoint); err != nil {
 		return badInput("--checkpoint %s is not a writable directory: %v", f.checkpoint, err)
 	}
+	var binary string // names the build a checkpoint is bound to
+	if f.checkpoint != "" {
+		id, err := binaryID()
+		if err != nil {
+			return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+		}
+		binary = id
+	}
 	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
 	if err != nil {
 		return err
@@ -289,7 +297,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		// mutin-paper start in equal states), and the binary: another
 		// build may explore another graph from the same initial state.
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
-		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binaryID())
+		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
 		// SIGINT or SIGTERM stops the run and saves; a second one kills.
 		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stopSignals()
@@ -363,23 +371,28 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
 }
 
+// executable is os.Executable; a test replaces it to see --checkpoint
+// refused when critsec cannot read its own file.
+var executable = os.Executable
+
 // binaryID names this executable by the SHA-256 of its file (16 hex
-// digits), or "unknown".
-func binaryID() string {
-	exe, err := os.Executable()
+// digits). A checkpoint is bound to it: another build may explore another
+// graph from the same initial state.
+func binaryID() (string, error) {
+	exe, err := executable()
 	if err != nil {
-		return "unknown"
+		return "", err
 	}
 	f, err := os.Open(exe)
 	if err != nil {
-		return "unknown"
+		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "unknown"
+		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // concretizeStates bounds the search for a concrete path matching an

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -70,5 +71,27 @@ func TestCheckPosition(t *testing.T) {
 	}
 	if code, out = runCheckCLI(t, base...); code != 0 || strings.Contains(out, "position:") {
 		t.Fatalf("ended: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckCheckpointUnknownBinary: when critsec cannot read its own file,
+// a checkpoint could not be bound to the build that saved it, so
+// --checkpoint is refused with one line and exit status 2, before any
+// search, and the directory stays empty.
+func TestCheckCheckpointUnknownBinary(t *testing.T) {
+	saved := executable
+	t.Cleanup(func() { executable = saved })
+	executable = func() (string, error) { return "", errors.New("no /proc here") }
+	ck, disk := t.TempDir(), t.TempDir()
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs", "--disk-dir", disk, "--checkpoint", ck)
+	if code != 2 || !strings.Contains(out, "cannot be read (no /proc here)") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("exit %d, want 2 and one line\n%s", code, out)
+	}
+	if ents, err := os.ReadDir(ck); err != nil || len(ents) != 0 {
+		t.Fatalf("%d entries in %s, want none (%v)", len(ents), ck, err)
+	}
+	executable = saved
+	if code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--search", "dfs", "--disk-dir", disk, "--checkpoint", ck); code != 0 {
+		t.Fatalf("with the binary readable: exit %d\n%s", code, out)
 	}
 }
