@@ -68,7 +68,10 @@ func (e *explorer) runDFS() (res Result, err error) {
 		if len(acts) > 0 {
 			if e.cfg.PartialOrder {
 				onStack[fp]++ // a self-loop is a cycle too
-				acts = w.ample(s, acts, isOnStack)
+				var prob *problem
+				if acts, prob = w.ample(s, acts, isOnStack); prob != nil {
+					return e.dfsViolation(stack, code, &finding{act: noAction, prob: *prob})
+				}
 			}
 			stack = append(stack, frame{s: s, acts: acts, code: code, fp: fp})
 			res.Depth = max(res.Depth, len(stack))

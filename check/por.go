@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/critsec/critsec/cs"
@@ -37,10 +38,17 @@ import (
 // ample returns the actions to explore in s: acts (every enabled action, in
 // the fixed order) or the smallest ample subset found, in the same order.
 // onStack reports whether a fingerprint is a state on the current path.
-func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool) []Action {
+// A machine's declaration that the reduction relies on and that s
+// contradicts is returned as a problem (an error violation at s).
+func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool) ([]Action, *problem) {
 	x := w.e.x
 	if x.unordered || len(acts) < 2 {
-		return acts
+		return acts, nil
+	}
+	if a, prob, ok := w.trustFirst(s, acts, onStack); prob != nil {
+		return acts, prob
+	} else if ok {
+		return []Action{a}, nil
 	}
 	var owners uint64 // processes with an enabled action
 	for _, a := range acts {
@@ -50,7 +58,7 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 		// that do not suspect it, so P would have to contain every such j
 		// (docs/checker.md, "Crashes in the ample set").
 		if a.Kind == Crash {
-			return acts
+			return acts, nil
 		}
 		owners |= bit(a.Node)
 	}
@@ -96,10 +104,69 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 			sub = append(sub, a)
 		}
 		if ok {
-			return sub
+			return sub, nil
 		}
 	}
-	return acts
+	return acts, nil
+}
+
+// trustFirst returns an enabled Trust(i, j) that is a persistent set on its
+// own (docs/checker.md, "Trust first"), when the detector is trusting and
+// P_i's machine declares cs.TrustGated. With T, a live j that i suspects is
+// one i has never trusted, so by the declaration P_j cannot complete its
+// initialization before the Trust, and crashes wait for it: on every path
+// that avoids the Trust no crash happens, no Suspect(i, j) is enabled (i
+// suspects j already), the other processes' actions leave P_i's machine
+// alone and only append to its channels, and P_i's own actions commute with
+// the Trust. The declaration is checked where the search can: no crash may
+// be enabled while such a Trust is, and both orders of the Trust and each
+// other action of P_i enabled in s must reach the same state; a failure is
+// returned as an error problem.
+func (w *worker) trustFirst(s *gstate, acts []Action, onStack func(fingerprint) bool) (Action, *problem, bool) {
+	x := w.e.x
+	if _, ok := x.detector.(Trusting); !ok || len(x.ideals) > 0 {
+		return Action{}, nil, false
+	}
+	for _, a := range acts {
+		if a.Kind != Trust {
+			continue
+		}
+		if _, ok := x.tab.machine(s.procs[a.Node-1].m).m.(cs.TrustGated); !ok {
+			continue
+		}
+		if slices.ContainsFunc(acts, func(b Action) bool { return b.Kind == Crash }) {
+			return a, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but a crash is enabled while its detector still suspects P%d, which it has never trusted: P%d completed its initialization first", a.Node, a.Who, a.Who)}, false
+		}
+		if !w.invisibleAndOffStack(s, a, onStack) {
+			return Action{}, nil, false
+		}
+		for _, b := range acts {
+			if b.Node == a.Node && b != a && !w.commute(s, a, b) {
+				return a, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but its detector's trust of P%d and %v do not commute: the two orders reach different states", a.Node, a.Who, b)}, false
+			}
+		}
+		return a, nil, true
+	}
+	return Action{}, nil, false
+}
+
+// commute reports whether a then b and b then a, both applied to s, reach
+// the same state, or both fail a property on the way.
+func (w *worker) commute(s *gstate, a, b Action) bool {
+	st := w.st
+	both := func(first, second Action) (fingerprint, bool) {
+		if st.apply(s, first) != nil {
+			return fingerprint{}, false
+		}
+		mid := st.materialize()
+		if st.apply(mid, second) != nil {
+			return fingerprint{}, false
+		}
+		return fingerprintOf(&st.next), true
+	}
+	ab, okAB := both(a, b)
+	ba, okBA := both(b, a)
+	return okAB == okBA && ab == ba
 }
 
 // candidateSet is a closed set of processes and how many enabled actions

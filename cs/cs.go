@@ -169,6 +169,28 @@ type Initializing interface {
 	Initialized() bool
 }
 
+// TrustGated is implemented by machines whose initialization waits on the
+// failure detector: a process answers another's INIT only once its detector
+// does not suspect it (the fault-tolerant k-mutex paper, Bouillaguet,
+// Arantes and Sens 2007, Algorithm 1, line 34). TrustGated declares that,
+// for every j this process has never trusted (with a trusting detector: a
+// live j it suspects),
+//
+//   - the input Trust(j) commutes with every other input it can get then
+//     (either order leaves the same machine state and the same messages on
+//     each channel), and
+//   - j cannot complete its initialization (Initializing) before this
+//     process trusts it, so no crash can happen before.
+//
+// The model checker's partial-order reduction then explores such a Trust(j)
+// alone (docs/checker.md, "Trust first"), and reports an error where a
+// state it meets contradicts the declaration.
+type TrustGated interface {
+	Detecting
+	Initializing
+	TrustGated()
+}
+
 // Local is implemented by the machines of the local algorithms, in which a
 // process communicates with its neighbours only (Kamei and Kakugawa,
 // Algorithms 10(2):38, 2017, section 2.1: the topology is a graph G = (V, E)

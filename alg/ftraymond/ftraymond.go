@@ -392,6 +392,16 @@ func (m *Machine) Trust(env cs.Env, j cs.ID) error {
 	return nil
 }
 
+// TrustGated declares cs.TrustGated. Before P_i trusts j, Trust(j) removes
+// j from T_i and, if INIT(j) waits at line 34, runs lines 35-36 for it; no
+// other input reads T_i or touches that wait (only INIT(j) starts it, and
+// INIT(j) then Trust(j) ends where Trust(j) then INIT(j) does), and P_i has
+// started (sent its INITs) whenever an INIT(j) waits, so the ACK is the only
+// message either order adds. P_j's line 8 waits for P_i's ACK, which line
+// 36 sends only once P_i trusts j: P_j cannot complete its initialization
+// before.
+func (*Machine) TrustGated() {}
+
 func (m *Machine) checkPeer(j cs.ID) error {
 	if j < 1 || j > cs.ID(m.size) || j == cs.ID(m.i) {
 		return fmt.Errorf("ftraymond: P%d's detector output names P%d: need another process id in 1..%d", m.i, j, m.size)
