@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestTrustFirst(t *testing.T) {
 		}
 		ms, prop := resolved(t, alg.Spec{Alg: "ftraymond", N: 3, K: intp(c.k)})
 		cfg := check.Config{Machines: ms, Property: prop, Budget: 2, Crashes: c.crashes, Detector: check.Trusting{}}
-		name := "ftraymond n=3 k=" + string(rune('0'+c.k)) + " crashes=" + string(rune('0'+c.crashes))
+		name := fmt.Sprintf("ftraymond n=3 k=%d crashes=%d", c.k, c.crashes)
 		_, reduced := agreeWithReduction(t, name, cfg)
 		hidden := make([]cs.Machine, len(ms))
 		for i, m := range ms {
