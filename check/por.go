@@ -45,10 +45,10 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 	if x.unordered || len(acts) < 2 {
 		return acts, nil
 	}
-	if a, prob, ok := w.trustFirst(s, acts, onStack); prob != nil {
+	if set, prob := w.trustCycle(s, acts, onStack); prob != nil {
 		return acts, prob
-	} else if ok {
-		return []Action{a}, nil
+	} else if set != nil {
+		return set, nil
 	}
 	var owners uint64 // processes with an enabled action
 	for _, a := range acts {
@@ -110,44 +110,94 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 	return acts, nil
 }
 
-// trustFirst returns an enabled Trust(i, j) that is a persistent set on its
-// own (docs/checker.md, "Trust first"), when the detector is trusting and
-// P_i's machine declares cs.TrustGated. With T, a live j that i suspects is
-// one i has never trusted, so by the declaration P_j cannot complete its
-// initialization before the Trust, and crashes wait for it: on every path
-// that avoids the Trust no crash happens, no Suspect(i, j) is enabled (i
-// suspects j already), the other processes' actions leave P_i's machine
-// alone and only append to its channels, and P_i's own actions commute with
-// the Trust. The declaration is checked where the search can: no crash may
-// be enabled while such a Trust is, and both orders of the Trust and each
-// other action of P_i enabled in s must reach the same state; a failure is
-// returned as an error problem.
-func (w *worker) trustFirst(s *gstate, acts []Action, onStack func(fingerprint) bool) (Action, *problem, bool) {
+// trustCycle returns the Trust actions of a cycle of first trusts, a
+// persistent set (docs/checker.md, "Trust first"), or nil: the detector is
+// trusting, and x_1 -> x_2 -> ... -> x_m -> x_1 is a shortest cycle of
+// enabled Trust(x_l, x_l+1) whose processes' machines declare
+// cs.TrustGated. With T, x_l suspects x_l+1 because it has never trusted
+// it. On a path that avoids the cycle's trusts, x_l-1 keeps suspecting x_l,
+// so by the declaration x_l stays uninitialized: no crash happens (crashes
+// wait for every live process's initialization), and x_l's own actions
+// commute with Trust(x_l, x_l+1), again by the declaration; the other
+// processes' actions leave x_l's machine alone, and a delivery from the
+// head of a channel out of x_l commutes with the Trust's send onto its
+// tail. The declaration is checked where the search can: every x_l must be
+// uninitialized, and both orders of its Trust and of each other action of
+// x_l enabled in s must reach the same state; a failure is returned as an
+// error problem.
+func (w *worker) trustCycle(s *gstate, acts []Action, onStack func(fingerprint) bool) ([]Action, *problem) {
 	x := w.e.x
 	if _, ok := x.detector.(Trusting); !ok || len(x.ideals) > 0 {
-		return Action{}, nil, false
+		return nil, nil
 	}
+	succ := make([]uint64, x.n) // succ[i-1]: the j of the enabled Trust(i, j) of declaring machines
 	for _, a := range acts {
-		if a.Kind != Trust {
-			continue
-		}
-		if _, ok := x.tab.machine(s.procs[a.Node-1].m).m.(cs.TrustGated); !ok {
-			continue
-		}
-		if slices.ContainsFunc(acts, func(b Action) bool { return b.Kind == Crash }) {
-			return a, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but a crash is enabled while its detector still suspects P%d, which it has never trusted: P%d completed its initialization first", a.Node, a.Who, a.Who)}, false
-		}
-		if !w.invisibleAndOffStack(s, a, onStack) {
-			return Action{}, nil, false
-		}
-		for _, b := range acts {
-			if b.Node == a.Node && b != a && !w.commute(s, a, b) {
-				return a, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but its detector's trust of P%d and %v do not commute: the two orders reach different states", a.Node, a.Who, b)}, false
+		if a.Kind == Trust {
+			if _, ok := x.tab.machine(s.procs[a.Node-1].m).m.(cs.TrustGated); ok {
+				succ[a.Node-1] |= bit(a.Who)
 			}
 		}
-		return a, nil, true
 	}
-	return Action{}, nil, false
+	cycle := shortestCycle(succ)
+	if cycle == nil {
+		return nil, nil
+	}
+	var set []Action
+	for l, i := range cycle {
+		j := cycle[(l+1)%len(cycle)]
+		if x.tab.machine(s.procs[i-1].m).m.(cs.Initializing).Initialized() {
+			prev := cycle[(l+len(cycle)-1)%len(cycle)]
+			return nil, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but P%d has completed its initialization while P%d's detector still suspects it (P%d has never trusted P%d)", i, i, prev, prev, i)}
+		}
+		a := Action{Kind: Trust, Node: i, Who: j}
+		if !w.invisibleAndOffStack(s, a, onStack) {
+			return nil, nil
+		}
+		for _, b := range acts {
+			if b.Node == i && b != a && !w.commute(s, a, b) {
+				return nil, &problem{KindError, fmt.Sprintf("P%d's machine declares cs.TrustGated, but its detector's trust of P%d and %v do not commute: the two orders reach different states", i, j, b)}
+			}
+		}
+		set = append(set, a)
+	}
+	return slices.DeleteFunc(slices.Clone(acts), func(a Action) bool { return !slices.Contains(set, a) }), nil
+}
+
+// shortestCycle returns a shortest cycle x_1, ..., x_m (x_1 the smallest
+// id among the shortest cycles' starts, m >= 2) of the directed graph in
+// which i -> j when succ[i-1] has bit(j), or nil if it has none.
+func shortestCycle(succ []uint64) []cs.ID {
+	n := len(succ)
+	var best []cs.ID
+	for start := cs.ID(1); int(start) <= n && len(best) != 2; start++ {
+		parent := make([]cs.ID, n+1)
+		queue := []cs.ID{start}
+	search:
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			for v := cs.ID(1); int(v) <= n; v++ {
+				switch {
+				case succ[u-1]&bit(v) == 0:
+				case v == start:
+					var c []cs.ID
+					for p := u; p != start; p = parent[p] {
+						c = append(c, p)
+					}
+					c = append(c, start)
+					slices.Reverse(c)
+					if best == nil || len(c) < len(best) {
+						best = c
+					}
+					break search
+				case parent[v] == 0:
+					parent[v] = u
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+	return best
 }
 
 // commute reports whether a then b and b then a, both applied to s, reach

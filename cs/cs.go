@@ -172,19 +172,19 @@ type Initializing interface {
 // TrustGated is implemented by machines whose initialization waits on the
 // failure detector: a process answers another's INIT only once its detector
 // does not suspect it (the fault-tolerant k-mutex paper, Bouillaguet,
-// Arantes and Sens 2007, Algorithm 1, line 34). TrustGated declares that,
-// for every j this process has never trusted (with a trusting detector: a
-// live j it suspects),
+// Arantes and Sens 2007, Algorithm 1, line 34). TrustGated declares that
 //
-//   - the input Trust(j) commutes with every other input it can get then
+//   - this process cannot complete its initialization (Initializing) while
+//     some other process has never trusted it, and
+//   - while its initialization is not complete, the input Trust(j) for a j
+//     it has never trusted commutes with every other input it can get then
 //     (either order leaves the same machine state and the same messages on
-//     each channel), and
-//   - j cannot complete its initialization (Initializing) before this
-//     process trusts it, so no crash can happen before.
+//     each channel).
 //
-// The model checker's partial-order reduction then explores such a Trust(j)
-// alone (docs/checker.md, "Trust first"), and reports an error where a
-// state it meets contradicts the declaration.
+// With a trusting detector, the model checker's partial-order reduction
+// then explores a cycle of such first trusts alone (docs/checker.md, "Trust
+// first"), and reports an error where a state it meets contradicts the
+// declaration.
 type TrustGated interface {
 	Detecting
 	Initializing

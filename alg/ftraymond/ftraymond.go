@@ -392,14 +392,15 @@ func (m *Machine) Trust(env cs.Env, j cs.ID) error {
 	return nil
 }
 
-// TrustGated declares cs.TrustGated. Before P_i trusts j, Trust(j) removes
-// j from T_i and, if INIT(j) waits at line 34, runs lines 35-36 for it; no
-// other input reads T_i or touches that wait (only INIT(j) starts it, and
-// INIT(j) then Trust(j) ends where Trust(j) then INIT(j) does), and P_i has
-// started (sent its INITs) whenever an INIT(j) waits, so the ACK is the only
-// message either order adds. P_j's line 8 waits for P_i's ACK, which line
-// 36 sends only once P_i trusts j: P_j cannot complete its initialization
-// before.
+// TrustGated declares cs.TrustGated. Line 8 waits for an ACK from every
+// other process P_j, which P_j's line 36 sends only once P_j trusts P_i.
+// Until line 8 is over P_i sends no REQUEST, and gets none from a j it
+// suspects (P_j cannot have completed its own line 8 without P_i's ACK), so
+// on the channel to such a j it sends only its INIT, first, and the ACK.
+// Trust(j) removes j from T_i and, if INIT(j) waits at line 34, runs lines
+// 35-36 for it; no other input reads T_i or touches that wait (only INIT(j)
+// starts it, and INIT(j) then Trust(j) ends where Trust(j) then INIT(j)
+// does).
 func (*Machine) TrustGated() {}
 
 func (m *Machine) checkPeer(j cs.ID) error {
