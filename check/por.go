@@ -127,7 +127,7 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 // error problem.
 func (w *worker) trustCycle(s *gstate, acts []Action, onStack func(fingerprint) bool) ([]Action, *problem) {
 	x := w.e.x
-	if _, ok := x.detector.(Trusting); !ok || len(x.ideals) > 0 {
+	if _, ok := x.detector.(Trusting); !ok || len(x.ideals) > 0 || !slices.ContainsFunc(acts, func(a Action) bool { return a.Kind == Trust }) {
 		return nil, nil
 	}
 	succ := make([]uint64, x.n) // succ[i-1]: the j of the enabled Trust(i, j) of declaring machines

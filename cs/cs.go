@@ -176,10 +176,10 @@ type Initializing interface {
 //
 //   - this process cannot complete its initialization (Initializing) while
 //     some other process has never trusted it, and
-//   - while its initialization is not complete, the input Trust(j) for a j
-//     it has never trusted commutes with every other input it can get then
-//     (either order leaves the same machine state and the same messages on
-//     each channel).
+//   - while some other process has never trusted it, the input Trust(j) for
+//     a j it has never trusted commutes with every other input it can get
+//     then (either order leaves the same machine state and the same messages
+//     on each channel).
 //
 // With a trusting detector, the model checker's partial-order reduction
 // then explores a cycle of such first trusts alone (docs/checker.md, "Trust

@@ -393,10 +393,11 @@ func (m *Machine) Trust(env cs.Env, j cs.ID) error {
 }
 
 // TrustGated declares cs.TrustGated. Line 8 waits for an ACK from every
-// other process P_j, which P_j's line 36 sends only once P_j trusts P_i.
-// Until line 8 is over P_i sends no REQUEST, and gets none from a j it
-// suspects (P_j cannot have completed its own line 8 without P_i's ACK), so
-// on the channel to such a j it sends only its INIT, first, and the ACK.
+// other process P_j, which P_j's line 36 sends only once P_j trusts P_i, so
+// while some process has never trusted P_i, line 8 is not over: P_i sends
+// no REQUEST, and gets none from a j it suspects (P_j cannot have completed
+// its own line 8 without P_i's ACK), so on the channel to such a j it sends
+// only its INIT, first, and the ACK.
 // Trust(j) removes j from T_i and, if INIT(j) waits at line 34, runs lines
 // 35-36 for it; no other input reads T_i or touches that wait (only INIT(j)
 // starts it, and INIT(j) then Trust(j) ends where Trust(j) then INIT(j)
