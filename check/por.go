@@ -34,6 +34,11 @@ import (
 // sets preserve every reachable terminal state (every budget stop, so every
 // deadlock), and with invisibility and the cycle proviso every reachable
 // bounds, convention or error violation.
+//
+// The other ample set is a cycle of first trusts under a trusting detector
+// (trustCycle, for machines that declare cs.TrustGated): a set of actions
+// of several processes, none of which can initialize, hence none crash,
+// before the set is taken.
 
 // ample returns the actions to explore in s: acts (every enabled action, in
 // the fixed order) or the smallest ample subset found, in the same order.

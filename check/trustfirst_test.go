@@ -12,13 +12,19 @@ import (
 	"github.com/critsec/critsec/cs"
 )
 
-// notGated hides ftraymond's cs.TrustGated declaration.
-type notGated struct{ cs.Machine }
+// faulty forwards a wrapped ftraymond machine's detector inputs and
+// initialization (cs.Detecting, cs.Initializing), and nothing else: the
+// wrappers below embed it.
+type faulty struct{ cs.Machine }
 
-func (m notGated) Clone() cs.Machine                 { return notGated{m.Machine.Clone()} }
-func (m notGated) Suspect(env cs.Env, j cs.ID) error { return m.Machine.(cs.Detecting).Suspect(env, j) }
-func (m notGated) Trust(env cs.Env, j cs.ID) error   { return m.Machine.(cs.Detecting).Trust(env, j) }
-func (m notGated) Initialized() bool                 { return m.Machine.(cs.Initializing).Initialized() }
+func (m faulty) Suspect(env cs.Env, j cs.ID) error { return m.Machine.(cs.Detecting).Suspect(env, j) }
+func (m faulty) Trust(env cs.Env, j cs.ID) error   { return m.Machine.(cs.Detecting).Trust(env, j) }
+func (m faulty) Initialized() bool                 { return m.Machine.(cs.Initializing).Initialized() }
+
+// notGated hides ftraymond's cs.TrustGated declaration.
+type notGated struct{ faulty }
+
+func (m notGated) Clone() cs.Machine { return notGated{faulty{m.Machine.Clone()}} }
 
 // overtaken is ftraymond with one more assertion: a process must not get
 // REQUEST from P_j before P_j's ACK. With T this happens (P_j's INIT waits
@@ -27,7 +33,7 @@ func (m notGated) Initialized() bool                 { return m.Machine.(cs.Init
 // overtaken changes state on Receive only, so its cs.TrustGated declaration
 // is exactly as true as ftraymond's.
 type overtaken struct {
-	cs.Machine
+	faulty
 	acks uint64 // bit j: P_j's ACK has arrived
 }
 
@@ -46,12 +52,7 @@ func (m *overtaken) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	}
 	return m.Machine.Receive(env, from, msg)
 }
-func (m *overtaken) Suspect(env cs.Env, j cs.ID) error {
-	return m.Machine.(cs.Detecting).Suspect(env, j)
-}
-func (m *overtaken) Trust(env cs.Env, j cs.ID) error { return m.Machine.(cs.Detecting).Trust(env, j) }
-func (m *overtaken) Initialized() bool               { return m.Machine.(cs.Initializing).Initialized() }
-func (*overtaken) TrustGated()                       {}
+func (*overtaken) TrustGated() {}
 
 // TestTrustFirst: with ftraymond declaring cs.TrustGated, the reduction
 // takes a cycle of first trusts alone (docs/checker.md, "Trust first"). It
@@ -79,8 +80,8 @@ func TestTrustFirst(t *testing.T) {
 			if _, ok := m.(cs.TrustGated); !ok {
 				t.Fatalf("P%d's machine (%T) does not declare cs.TrustGated", i+1, m)
 			}
-			hidden[i] = notGated{m}
-			watched[i] = &overtaken{Machine: m}
+			hidden[i] = notGated{faulty{m}}
+			watched[i] = &overtaken{faulty: faulty{m}}
 		}
 		cfg.DepthFirst, cfg.PartialOrder, cfg.Machines = true, true, hidden
 		before := mustRun(t, cfg)
