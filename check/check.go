@@ -118,7 +118,8 @@ type Config struct {
 	// ends: fingerprints fill a table in memory, which is merged into a
 	// sorted file when full (diskfpset.go; docs/checker.md, "Visited set on
 	// disk"). The table's share is half of MaxMemory (1 GiB without a
-	// limit); ExpectedStates, when given, sizes it up front for that many
+	// limit), the share of a Bloom filter over the file (1 to 2 bytes a
+	// state on disk) a quarter; ExpectedStates, when given, sizes it up front for that many
 	// states at load 3/4 within the share, and it then never doubles. Same
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
@@ -181,8 +182,10 @@ type Progress struct {
 	Depth               int
 	Seconds             float64
 	// DiskStates is how many of States are in the visited set's file
-	// (Config.DiskDir).
-	DiskStates int64
+	// (Config.DiskDir); DiskReads how many pages of it this run's
+	// membership tests have read (each a disk read once the file no
+	// longer fits in the page cache).
+	DiskStates, DiskReads int64
 	// ResumedStates is how many of States the earlier runs of a
 	// checkpoint found (Config.Checkpoint); Seconds is this run's.
 	ResumedStates int64

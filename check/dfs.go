@@ -219,7 +219,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 		if res.States&(1<<18-1) == 0 && e.cfg.Progress != nil {
 			p := Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds(), Position: position(stack)}
 			if disk != nil {
-				p.DiskStates = disk.onDisk
+				p.DiskStates, p.DiskReads = disk.onDisk, disk.reads
 			}
 			if r := res.Resumed; r != nil {
 				p.ResumedStates = r.States

@@ -24,7 +24,8 @@ import (
 // memory, the first fingerprint of every 4 KiB page of the file, makes a
 // membership test that misses the table cost at most one page read (a
 // bisection in the file's read-only mapping, or one pread where the system
-// has none: diskmap_linux.go).
+// has none: diskmap_linux.go), and a Bloom filter over the file (fpFilter)
+// answers most tests of new states without that read.
 // Every fingerprint is in exactly one of the table and the file, so insert
 // answers exactly as fpSet96 does: the same states are explored.
 //
@@ -37,11 +38,12 @@ type diskFPSet struct {
 	maxBytes uint64 // the table doubles while old and new fit in this
 	fixed    bool   // sized up front (Config.ExpectedStates): never doubles
 
-	dir    string   // the run's own directory under DiskDir, removed by close
-	f      *os.File // the sorted file, nil before the first merge
-	mapped []byte   // f mapped read-only (mapFile), or nil: pages are read with pread
-	onDisk int64    // fingerprints in f
-	index  []fp96   // first fingerprint of every page of f
+	dir    string    // the run's own directory under DiskDir, removed by close
+	f      *os.File  // the sorted file, nil before the first merge
+	mapped []byte    // f mapped read-only (mapFile), or nil: pages are read with pread
+	onDisk int64     // fingerprints in f
+	index  []fp96    // first fingerprint of every page of f
+	filter *fpFilter // over the fingerprints of f, nil before the first merge
 	page   [diskPageBytes]byte
 	merges int    // merges into the file so far
 	reads  int64  // pages read by membership tests
@@ -137,7 +139,7 @@ func (s *diskFPSet) close() error {
 	if s.f != nil {
 		err = s.f.Close()
 	}
-	s.f, s.mapped, s.slots, s.index = nil, nil, nil, nil
+	s.f, s.mapped, s.slots, s.index, s.filter = nil, nil, nil, nil, nil
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
@@ -220,9 +222,22 @@ func cmpFP96(a, b fp96) int {
 	return 0
 }
 
-// onFile reports whether x is in the file: the index names the only page
-// that can hold it, which is read once, in the mapping or with pread.
+// filterCapacity is the capacity of a filter for a file of n fingerprints:
+// 2n, or as many as half the table's share holds at filterBits bits each.
+// A file that outgrows a filter of the largest capacity keeps adding to it:
+// its false positives grow (22 % at twice its capacity), its answers
+// stay exact.
+func (s *diskFPSet) filterCapacity(n int64) int64 {
+	return max(1, min(2*n, int64(s.maxBytes/2*8/filterBits)))
+}
+
+// onFile reports whether x is in the file: unless the filter rules it out,
+// the index names the only page that can hold it, which is read once, in
+// the mapping or with pread.
 func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
+	if !s.filter.mayHave(x) {
+		return false, nil
+	}
 	p := sort.Search(len(s.index), func(i int) bool { return cmpFP96(s.index[i], x) > 0 }) - 1
 	if p < 0 {
 		return false, nil
@@ -280,7 +295,9 @@ func putFP96(b []byte, x fp96) {
 
 // merge sorts the table's fingerprints in place, merges them with the file
 // into fps.new (sequential reads and writes), syncs it, renames it over fps
-// and empties the table.
+// and empties the table. The table's fingerprints are added to the filter;
+// when the file outgrows the filter, a filter sized for twice the new file
+// (filterCapacity) replaces it, filled as the merge writes.
 func (s *diskFPSet) merge() error {
 	mem := s.slots[:0]
 	for _, x := range s.slots {
@@ -289,15 +306,24 @@ func (s *diskFPSet) merge() error {
 		}
 	}
 	slices.SortFunc(mem, cmpFP96)
+	total := s.onDisk + int64(len(mem))
+	var grown *fpFilter
+	if c := s.filterCapacity(total); s.filter == nil || c > s.filter.capacity {
+		s.filter = nil // garbage before the new one is allocated
+		grown = newFPFilter(c)
+	} else {
+		for _, x := range mem {
+			s.filter.add(x)
+		}
+	}
 
 	name := s.fileName()
 	nf, err := os.OpenFile(name+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("visited set on disk: %w", err)
 	}
-	total := s.onDisk + int64(len(mem))
 	crc := crc32.New(castagnoli)
-	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs)}
+	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs), filter: grown}
 	r := &fpReader{left: s.onDisk}
 	if s.f != nil {
 		r.r = bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 1<<20)
@@ -332,6 +358,9 @@ func (s *diskFPSet) merge() error {
 		s.f.Close() // renamed over: its blocks are freed now
 	}
 	s.f, s.index, s.onDisk, s.crc = nf, w.index, total, crc.Sum32()
+	if grown != nil {
+		s.filter = grown
+	}
 	s.mapped = diskMapFile(nf, w.bytes())
 	clear(s.slots)
 	s.count = 0
@@ -339,13 +368,15 @@ func (s *diskFPSet) merge() error {
 	return nil
 }
 
-// fpWriter writes fingerprints in pages and records the first of each.
+// fpWriter writes fingerprints in pages and records the first of each (and
+// adds each to filter, if there is one).
 type fpWriter struct {
-	w     *bufio.Writer
-	n     int64
-	index []fp96
-	b     [fp96Bytes]byte
-	pad   [diskPageBytes - diskPageFPs*fp96Bytes]byte
+	w      *bufio.Writer
+	n      int64
+	index  []fp96
+	filter *fpFilter
+	b      [fp96Bytes]byte
+	pad    [diskPageBytes - diskPageFPs*fp96Bytes]byte
 }
 
 func (w *fpWriter) put(x fp96) {
@@ -355,6 +386,9 @@ func (w *fpWriter) put(x fp96) {
 			w.w.Write(w.pad[:]) // errors come back from Flush
 		}
 		w.index = append(w.index, x)
+	}
+	if w.filter != nil {
+		w.filter.add(x)
 	}
 	putFP96(w.b[:], x)
 	w.w.Write(w.b[:])
@@ -468,6 +502,7 @@ func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
 	crc := crc32.New(castagnoli)
 	r := bufio.NewReaderSize(io.TeeReader(f, crc), 1<<20)
 	page := make([]byte, diskPageBytes)
+	s.filter = newFPFilter(s.filterCapacity(n))
 	var prev fp96
 	var size int64
 	for left := n; left > 0; {
@@ -487,6 +522,7 @@ func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
 				return unusable("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
 			}
 			prev = x
+			s.filter.add(x)
 		}
 		s.index = append(s.index, getFP96(b))
 		size += int64(len(b))

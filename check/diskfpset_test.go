@@ -12,7 +12,9 @@ import (
 // TestDiskFPSet: random fingerprints, many repeated, into a set with a tiny
 // memory share, so that it merges into its file many times; every answer
 // is compared with a map, then every fingerprint is looked up again, and
-// close leaves nothing behind. The file is read through its mapping, and
+// close leaves nothing behind. Fingerprints never added are ruled out by
+// the filter nearly always, without reading a page; where the filter may
+// not grow with the file, less often, and the answers stay exact. The file is read through its mapping, and
 // again with pread (where the mapping is unavailable).
 func TestDiskFPSet(t *testing.T) {
 	for _, c := range []struct {
@@ -21,10 +23,13 @@ func TestDiskFPSet(t *testing.T) {
 		maxBytes uint64
 		n        int
 		pread    bool
+		maxFP    float64 // share of fingerprints never added that read a page
 	}{
-		{"fixed table", 1000, 0, 60_000, false},          // 2^11 slots: a merge every 1536
-		{"doubling table", 0, 400 << 10, 200_000, false}, // 2^13 slots, then 2^14
-		{"fixed table, pread", 1000, 0, 60_000, true},
+		{"fixed table", 1000, 0, 60_000, false, 0.025},          // 2^11 slots: a merge every 1536
+		{"doubling table", 0, 400 << 10, 200_000, false, 0.025}, // 2^13 slots, then 2^14
+		{"fixed table, pread", 1000, 0, 60_000, true, 0.025},
+		// A filter share of 24 KiB: 24 576 fingerprints, fewer than the file's.
+		{"fixed table, small filter", 1000, 48 << 10, 60_000, false, 0.25},
 	} {
 		diskMapFile = mapFile
 		if c.pread {
@@ -65,6 +70,21 @@ func TestDiskFPSet(t *testing.T) {
 		}
 		if s.merges < 10 || s.reads == 0 || s.states() != int64(len(want)) {
 			t.Fatalf("%s: %d merges, %d states (want >= 10 merges, %d states)", c.name, s.merges, s.states(), len(want))
+		}
+		limit := int64(s.maxBytes / 2 * 8 / filterBits)
+		// The small filter (the one case that allows more than 2.5 %) is outgrown.
+		if k := s.filter.capacity; k < min(s.onDisk, limit) || k > limit || c.maxFP > 0.025 && k >= s.onDisk {
+			t.Fatalf("%s: a filter for %d fingerprints (at most %d), %d on disk", c.name, k, limit, s.onDisk)
+		}
+		reads := s.reads
+		const fresh = 10_000
+		for range fresh {
+			if has, err := s.has(fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}); has || err != nil {
+				t.Fatalf("%s: a fingerprint never added: has %v (%v)", c.name, has, err)
+			}
+		}
+		if got := float64(s.reads-reads) / fresh; got > c.maxFP {
+			t.Fatalf("%s: %.1f %% of the fingerprints never added read a page, want at most %.1f %%", c.name, 100*got, 100*c.maxFP)
 		}
 		for x := range want {
 			if has, err := s.has(x); !has || err != nil {
@@ -123,7 +143,8 @@ func TestDiskFPSetTruncated(t *testing.T) {
 		}
 		failed := 0
 		for _, x := range all {
-			x[2]++ // not in the set: every lookup that reaches the file reads a page
+			// In the file: the filter lets every lookup through, and it
+			// reads a page unless x is the first of one (in the index).
 			if _, err := s.has(x); err != nil {
 				if !strings.Contains(err.Error(), "visited set on disk: read page") {
 					t.Fatalf("pread %v: %v", pread, err)

@@ -481,7 +481,7 @@ func (f *checkFlags) progressFunc(cmd *cobra.Command) func(check.Progress) {
 		runtime.ReadMemStats(&m)
 		more := ""
 		if p.DiskStates > 0 {
-			more = fmt.Sprintf(", %d states on disk", p.DiskStates)
+			more = fmt.Sprintf(", %d states on disk, %d pages read", p.DiskStates, p.DiskReads)
 		}
 		if p.Position > 0 {
 			more += fmt.Sprintf(", position %.4g %%", 100*p.Position)
