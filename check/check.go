@@ -118,9 +118,10 @@ type Config struct {
 	// ends: fingerprints fill a table in memory, which is merged into a
 	// sorted file when full (diskfpset.go; docs/checker.md, "Visited set on
 	// disk"). The table's share is half of MaxMemory (1 GiB without a
-	// limit), the share of a Bloom filter over the file (1 to 2 bytes a
-	// state on disk) a quarter; ExpectedStates, when given, sizes it up front for that many
-	// states at load 3/4 within the share, and it then never doubles. Same
+	// limit), and a Bloom filter over the file takes 1 to 2 bytes a state
+	// on disk, within a quarter of MaxMemory (512 MiB without a limit);
+	// ExpectedStates, when given, sizes the table up front for that many
+	// states at load 3/4 within its share, and it then never doubles. Same
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
 	// Checkpoint, with DepthFirst and DiskDir, is a directory where the run

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"syscall"
 )
 
@@ -38,16 +38,17 @@ type diskFPSet struct {
 	maxBytes uint64 // the table doubles while old and new fit in this
 	fixed    bool   // sized up front (Config.ExpectedStates): never doubles
 
-	dir    string    // the run's own directory under DiskDir, removed by close
-	f      *os.File  // the sorted file, nil before the first merge
-	mapped []byte    // f mapped read-only (mapFile), or nil: pages are read with pread
-	onDisk int64     // fingerprints in f
-	index  []fp96    // first fingerprint of every page of f
-	filter *fpFilter // over the fingerprints of f, nil before the first merge
-	page   [diskPageBytes]byte
-	merges int    // merges into the file so far
-	reads  int64  // pages read by membership tests
-	crc    uint32 // CRC-32C of the file (a checkpoint checks it)
+	dir          string    // the run's own directory under DiskDir, removed by close
+	f            *os.File  // the sorted file, nil before the first merge
+	mapped       []byte    // f mapped read-only (mapFile), or nil: pages are read with pread
+	onDisk       int64     // fingerprints in f
+	index        []fp96    // first fingerprint of every page of f
+	filter       *fpFilter // over the fingerprints of f, nil before the first merge
+	page         [diskPageBytes]byte
+	merges       int    // merges into the file so far
+	reads        int64  // pages read by membership tests
+	filterBuilds int    // filters built by merges so far
+	crc          uint32 // CRC-32C of the file (a checkpoint checks it)
 }
 
 // castagnoli is the CRC-32C table of the set's file and a checkpoint's.
@@ -238,7 +239,7 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 	if !s.filter.mayHave(x) {
 		return false, nil
 	}
-	p := sort.Search(len(s.index), func(i int) bool { return cmpFP96(s.index[i], x) > 0 }) - 1
+	p := pageOf(s.index, x)
 	if p < 0 {
 		return false, nil
 	}
@@ -253,7 +254,7 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 		if _, err := s.f.ReadAt(buf, off); err != nil {
 			return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, s.fileName(), err)
 		}
-		return pageHas(buf, n, x), nil
+		return pageHas(buf, n, s.index[p], x), nil
 	}
 	// A read error under a mapping is a fault, not an error value: the
 	// runtime turns it into a panic here (SetPanicOnFault), and this into
@@ -265,22 +266,84 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return pageHas(s.mapped[off:off+int64(n)*fp96Bytes], n, x), nil
+	return pageHas(s.mapped[off:off+int64(n)*fp96Bytes], n, s.index[p], x), nil
 }
 
-// pageHas reports whether x is among the n sorted fingerprints of page,
-// whose first (the index's entry) is less than x.
-func pageHas(page []byte, n int, x fp96) bool {
-	lo, hi := 1, n
-	for lo < hi {
+// The file's fingerprints are hashes, spread evenly over their range, so
+// the position of x among them is close to x's share of the range: pageOf
+// and pageHas start there and search outwards, touching a few cache lines
+// of the index and of the page where a bisection of either touches a dozen
+// (docs/checker.md, "Past the page cache"). Their answers are those of a
+// bisection whatever the fingerprints (TestPageOf, TestPageHas).
+
+// pageOf returns the last page of index (the first fingerprint of each)
+// whose first fingerprint is at most x, or -1 if there is none.
+func pageOf(index []fp96, x fp96) int {
+	n := len(index)
+	if n == 0 || cmpFP96(index[0], x) > 0 {
+		return -1
+	}
+	// index[lo] <= x < index[hi], where index[n] is above every fingerprint.
+	lo, hi := 0, n
+	if g := int(uint64(x[0]) * uint64(n) >> 32); cmpFP96(index[g], x) <= 0 {
+		lo = g
+		for step := 1; ; step *= 2 {
+			if lo+step >= n {
+				break
+			}
+			if cmpFP96(index[lo+step], x) > 0 {
+				hi = lo + step
+				break
+			}
+			lo += step
+		}
+	} else {
+		hi = g // g > 0, since index[0] <= x
+		for step := 1; ; step *= 2 {
+			if hi-step <= 0 {
+				break
+			}
+			if cmpFP96(index[hi-step], x) <= 0 {
+				lo = hi - step
+				break
+			}
+			hi -= step
+		}
+	}
+	for hi-lo > 1 {
 		m := int(uint(lo+hi) >> 1)
-		if cmpFP96(getFP96(page[m*fp96Bytes:]), x) < 0 {
-			lo = m + 1
+		if cmpFP96(index[m], x) <= 0 {
+			lo = m
 		} else {
 			hi = m
 		}
 	}
-	return lo < n && getFP96(page[lo*fp96Bytes:]) == x
+	return lo
+}
+
+// pageHas reports whether x is among the n sorted fingerprints of page,
+// whose first, first, is less than x.
+func pageHas(page []byte, n int, first, x fp96) bool {
+	at := func(i int) fp96 { return getFP96(page[i*fp96Bytes:]) }
+	last := at(n - 1)
+	if c := cmpFP96(last, x); c <= 0 {
+		return c == 0
+	}
+	// first < x < last: guess by the first 64 bits, then step to x's place.
+	k := func(y fp96) uint64 { return uint64(y[0])<<32 | uint64(y[1]) }
+	i := 1
+	if span := k(last) - k(first); span > 0 {
+		hi, lo := bits.Mul64(k(x)-k(first), uint64(n-1))
+		q, _ := bits.Div64(hi, lo, span) // k(x)-k(first) <= span, so q <= n-1
+		i = max(1, min(n-2, int(q)))
+	}
+	for cmpFP96(at(i), x) > 0 {
+		i-- // stops at 0 at the latest: first < x
+	}
+	for cmpFP96(at(i), x) < 0 {
+		i++ // stops at n-1 at the latest: x < last
+	}
+	return at(i) == x
 }
 
 func getFP96(b []byte) fp96 {
@@ -308,9 +371,10 @@ func (s *diskFPSet) merge() error {
 	slices.SortFunc(mem, cmpFP96)
 	total := s.onDisk + int64(len(mem))
 	var grown *fpFilter
-	if c := s.filterCapacity(total); s.filter == nil || c > s.filter.capacity {
+	if c := s.filterCapacity(total); s.filter == nil || total > s.filter.capacity && c > s.filter.capacity {
 		s.filter = nil // garbage before the new one is allocated
 		grown = newFPFilter(c)
+		s.filterBuilds++
 	} else {
 		for _, x := range mem {
 			s.filter.add(x)

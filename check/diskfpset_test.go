@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -75,6 +77,11 @@ func TestDiskFPSet(t *testing.T) {
 		// The small filter (the one case that allows more than 2.5 %) is outgrown.
 		if k := s.filter.capacity; k < min(s.onDisk, limit) || k > limit || c.maxFP > 0.025 && k >= s.onDisk {
 			t.Fatalf("%s: a filter for %d fingerprints (at most %d), %d on disk", c.name, k, limit, s.onDisk)
+		}
+		// A filter is rebuilt when the file outgrows it, at twice the file:
+		// a few times in all, not at every merge (at most every other one).
+		if s.filterBuilds < 2 || s.filterBuilds > s.merges/2 {
+			t.Fatalf("%s: %d filters built in %d merges", c.name, s.filterBuilds, s.merges)
 		}
 		reads := s.reads
 		const fresh = 10_000
@@ -186,4 +193,142 @@ func TestValidateDiskDir(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d entries left", len(ents))
 	}
+}
+
+// sortedFPs returns n distinct sorted fingerprints drawn by draw.
+func sortedFPs(n int, draw func() fp96) []fp96 {
+	seen := map[fp96]bool{}
+	var xs []fp96
+	for len(xs) < n {
+		if x := draw(); x != (fp96{}) && !seen[x] {
+			seen[x] = true
+			xs = append(xs, x)
+		}
+	}
+	slices.SortFunc(xs, cmpFP96)
+	return xs
+}
+
+// fpDraws are distributions of fingerprints for TestPageOf and TestPageHas:
+// the hashes' even spread, for which the guesses are close, and spreads
+// for which they are far off (one x[0] for all, a narrow range, two
+// clusters at the ends).
+func fpDraws(rng *rand.Rand) map[string]func() fp96 {
+	return map[string]func() fp96{
+		"even":      func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} },
+		"one x[0]":  func() fp96 { return fp96{7, rng.Uint32N(4), rng.Uint32()} },
+		"narrow":    func() fp96 { return fp96{1<<31 + rng.Uint32N(100), rng.Uint32N(3), rng.Uint32N(50)} },
+		"clustered": func() fp96 { return fp96{rng.Uint32N(2) * (1<<32 - 1000), rng.Uint32(), rng.Uint32()} },
+	}
+}
+
+// probes are x itself, its neighbours in the full order, and values beyond
+// every fingerprint of xs.
+func probes(xs []fp96) []fp96 {
+	ps := []fp96{{0, 0, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}
+	for _, x := range xs {
+		lo, hi := x, x
+		lo[2]--
+		hi[2]++
+		ps = append(ps, x, lo, hi, fp96{x[0], x[1] + 1, 0})
+	}
+	return ps
+}
+
+// TestPageOf: the guessed-then-widened search finds the page a bisection
+// finds, for every probe, on indexes of 1 to 3000 pages of each spread.
+func TestPageOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for name, draw := range fpDraws(rng) {
+		for _, n := range []int{1, 2, 3, 17, 3000} {
+			index := sortedFPs(n, draw)
+			for _, x := range probes(index) {
+				want := sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
+				if got := pageOf(index, x); got != want {
+					t.Fatalf("%s, %d pages, %v: page %d, want %d", name, n, x, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPageHas: the interpolated search in a page answers as a lookup in
+// the page's fingerprints does, for every probe above the page's first, on
+// pages of 1 to 341 fingerprints of each spread.
+func TestPageHas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for name, draw := range fpDraws(rng) {
+		for _, n := range []int{1, 2, 3, 50, diskPageFPs} {
+			xs := sortedFPs(n, draw)
+			page := make([]byte, n*fp96Bytes)
+			in := map[fp96]bool{}
+			for i, x := range xs {
+				putFP96(page[i*fp96Bytes:], x)
+				in[x] = true
+			}
+			for _, x := range probes(xs) {
+				if cmpFP96(x, xs[0]) <= 0 {
+					continue // the index answers these
+				}
+				if got := pageHas(page, n, xs[0], x); got != in[x] {
+					t.Fatalf("%s, %d fingerprints, %v: %v, want %v", name, n, x, got, in[x])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFileLookup: a lookup in a file of 2^24 fingerprints held in
+// memory (200 MB, the page cache's case), half of them present, by
+// bisection of the index and the page (the search before session 15) and
+// by pageOf and pageHas. Alternate the two and compare: the machine's
+// memory latency sets both (docs/checker.md, "Past the page cache").
+func BenchmarkFileLookup(b *testing.B) {
+	const n = 1 << 24
+	rng := rand.New(rand.NewPCG(11, 12))
+	fps := sortedFPs(n, func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} })
+	pages := (n + diskPageFPs - 1) / diskPageFPs
+	file := make([]byte, pages*diskPageBytes)
+	index := make([]fp96, pages)
+	for i, x := range fps {
+		p, j := i/diskPageFPs, i%diskPageFPs
+		putFP96(file[p*diskPageBytes+j*fp96Bytes:], x)
+		if j == 0 {
+			index[p] = x
+		}
+	}
+	probes := make([]fp96, 1<<20)
+	for i := range probes {
+		probes[i] = fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+		if i%2 == 0 {
+			probes[i] = fps[rng.IntN(n)]
+		}
+	}
+	lookup := func(b *testing.B, page func([]fp96, fp96) int, has func([]byte, int, fp96, fp96) bool) {
+		found := 0
+		for i := range b.N {
+			x := probes[i%len(probes)]
+			p := page(index, x)
+			if index[p] == x {
+				found++
+				continue
+			}
+			k := min(diskPageFPs, n-p*diskPageFPs)
+			if has(file[p*diskPageBytes:p*diskPageBytes+k*fp96Bytes], k, index[p], x) {
+				found++
+			}
+		}
+		if b.N >= len(probes) && found < b.N/3 {
+			b.Fatalf("%d of %d found", found, b.N)
+		}
+	}
+	b.Run("bisect", func(b *testing.B) {
+		lookup(b, func(index []fp96, x fp96) int {
+			return sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
+		}, func(page []byte, n int, _, x fp96) bool {
+			i := sort.Search(n, func(i int) bool { return cmpFP96(getFP96(page[i*fp96Bytes:]), x) >= 0 })
+			return i < n && getFP96(page[i*fp96Bytes:]) == x
+		})
+	})
+	b.Run("guess", func(b *testing.B) { lookup(b, pageOf, pageHas) })
 }
