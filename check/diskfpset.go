@@ -284,13 +284,11 @@ func pageOf(index []fp96, x fp96) int {
 		return -1
 	}
 	// index[lo] <= x < index[hi], where index[n] is above every fingerprint.
+	// From the guess g, steps of 1, 2, 4 ... bracket x; then bisect.
 	lo, hi := 0, n
 	if g := int(uint64(x[0]) * uint64(n) >> 32); cmpFP96(index[g], x) <= 0 {
 		lo = g
-		for step := 1; ; step *= 2 {
-			if lo+step >= n {
-				break
-			}
+		for step := 1; lo+step < n; step *= 2 {
 			if cmpFP96(index[lo+step], x) > 0 {
 				hi = lo + step
 				break
@@ -299,10 +297,7 @@ func pageOf(index []fp96, x fp96) int {
 		}
 	} else {
 		hi = g // g > 0, since index[0] <= x
-		for step := 1; ; step *= 2 {
-			if hi-step <= 0 {
-				break
-			}
+		for step := 1; hi-step > 0; step *= 2 {
 			if cmpFP96(index[hi-step], x) <= 0 {
 				lo = hi - step
 				break
@@ -321,8 +316,8 @@ func pageOf(index []fp96, x fp96) int {
 	return lo
 }
 
-// pageHas reports whether x is among the n sorted fingerprints of page,
-// whose first, first, is less than x.
+// pageHas reports whether x is among the n sorted fingerprints of page;
+// first is the page's first fingerprint (the index's entry), less than x.
 func pageHas(page []byte, n int, first, x fp96) bool {
 	at := func(i int) fp96 { return getFP96(page[i*fp96Bytes:]) }
 	last := at(n - 1)

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"bufio"
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,8 +18,9 @@ import (
 // is compared with a map, then every fingerprint is looked up again, and
 // close leaves nothing behind. Fingerprints never added are ruled out by
 // the filter nearly always, without reading a page; where the filter may
-// not grow with the file, less often, and the answers stay exact. The file is read through its mapping, and
-// again with pread (where the mapping is unavailable).
+// not grow with the file, less often, and the answers stay exact. The file
+// is read through its mapping, and again with pread (where the mapping is
+// unavailable).
 func TestDiskFPSet(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -243,13 +246,17 @@ func TestPageOf(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 17, 3000} {
 			index := sortedFPs(n, draw)
 			for _, x := range probes(index) {
-				want := sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
-				if got := pageOf(index, x); got != want {
+				if got, want := pageOf(index, x), bisectPage(index, x); got != want {
 					t.Fatalf("%s, %d pages, %v: page %d, want %d", name, n, x, got, want)
 				}
 			}
 		}
 	}
+}
+
+// bisectPage is pageOf by bisection, the search before session 15.
+func bisectPage(index []fp96, x fp96) int {
+	return sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
 }
 
 // TestPageHas: the interpolated search in a page answers as a lookup in
@@ -287,16 +294,15 @@ func BenchmarkFileLookup(b *testing.B) {
 	const n = 1 << 24
 	rng := rand.New(rand.NewPCG(11, 12))
 	fps := sortedFPs(n, func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} })
-	pages := (n + diskPageFPs - 1) / diskPageFPs
-	file := make([]byte, pages*diskPageBytes)
-	index := make([]fp96, pages)
-	for i, x := range fps {
-		p, j := i/diskPageFPs, i%diskPageFPs
-		putFP96(file[p*diskPageBytes+j*fp96Bytes:], x)
-		if j == 0 {
-			index[p] = x
-		}
+	var buf bytes.Buffer // the file as a merge writes it
+	w := &fpWriter{w: bufio.NewWriter(&buf)}
+	for _, x := range fps {
+		w.put(x)
 	}
+	if err := w.w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	file, index := buf.Bytes(), w.index
 	probes := make([]fp96, 1<<20)
 	for i := range probes {
 		probes[i] = fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
@@ -323,9 +329,7 @@ func BenchmarkFileLookup(b *testing.B) {
 		}
 	}
 	b.Run("bisect", func(b *testing.B) {
-		lookup(b, func(index []fp96, x fp96) int {
-			return sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
-		}, func(page []byte, n int, _, x fp96) bool {
+		lookup(b, bisectPage, func(page []byte, n int, _, x fp96) bool {
 			i := sort.Search(n, func(i int) bool { return cmpFP96(getFP96(page[i*fp96Bytes:]), x) >= 0 })
 			return i < n && getFP96(page[i*fp96Bytes:]) == x
 		})
