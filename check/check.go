@@ -22,6 +22,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/critsec/critsec/cs"
@@ -72,6 +73,13 @@ type Config struct {
 	// Budget is how many Entry/Exit calls each process may make (2 = one
 	// entry/exit cycle). It bounds the otherwise infinite state space.
 	Budget int
+	// Budgets, when not nil, gives each process its own budget instead
+	// (Budgets[i] is P_{i+1}'s; one per machine): a search with budget 2
+	// for some processes and 1 for the others explores the runs of the
+	// budget-2 system in which only those make a second cycle, a complete
+	// part of a space too large to finish (docs/checker.md, "Budgets per
+	// process").
+	Budgets []int
 	// Unordered lets a channel deliver any of its messages, not only the
 	// oldest (the default is per-link FIFO).
 	Unordered bool
@@ -353,6 +361,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: Property is over %d processes but Machines has %d", c.Property.N(), n)
 	case c.Budget < 0 || c.Budget > 100:
 		return fmt.Errorf("check: Budget = %d is out of range: need 0 <= Budget <= 100", c.Budget)
+	case c.Budgets != nil && len(c.Budgets) != n:
+		return fmt.Errorf("check: Budgets has %d entries but Machines has %d processes: give one budget per process, or leave Budgets nil", len(c.Budgets), n)
+	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > 100 }):
+		return fmt.Errorf("check: Budgets = %v is out of range: need 0 <= budget <= 100 for every process", c.Budgets)
 	case c.Crashes < 0 || c.Crashes > n:
 		return fmt.Errorf("check: Crashes = %d is out of range: need 0 <= Crashes <= n (n = %d)", c.Crashes, n)
 	case c.MaxStates < 0:

@@ -206,6 +206,40 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 	}
 }
 
+// TestBudgetsPerProcess: Config.Budgets gives each process its own
+// budget. The same budget for all explores the same space as Budget; more
+// calls for one process explore a space between the two uniform ones; and
+// only a process with calls left ever calls.
+func TestBudgetsPerProcess(t *testing.T) {
+	run := func(budget int, budgets []int, hi int) check.Result {
+		t.Helper()
+		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, DepthFirst: true})
+	}
+	two, three := run(2, nil, 2), run(3, nil, 2)
+	if same := run(0, []int{2, 2, 2}, 2); same.Verdict != check.OK || same.States != two.States || same.Transitions != two.Transitions {
+		t.Errorf("Budgets 2,2,2: %s, %d states, %d transitions; Budget 2: %s, %d, %d", same.Verdict, same.States, same.Transitions, two.Verdict, two.States, two.Transitions)
+	}
+	for _, b := range [][]int{{3, 2, 2}, {2, 2, 3}} {
+		if r := run(0, b, 2); r.Verdict != check.OK || r.States <= two.States || r.States >= three.States {
+			t.Errorf("Budgets %v: %s with %d states, want ok strictly between budget 2 (%d) and 3 (%d)", b, r.Verdict, r.States, two.States, three.States)
+		}
+	}
+	// With at most 0 InCS the first entry violates the bound; when only
+	// P2 has calls, every call on the counterexample's path is P2's.
+	if r := run(0, []int{0, 0, 0}, 0); r.Verdict != check.OK {
+		t.Errorf("Budgets 0,0,0 with at most 0 InCS: %s, want ok (no process may call)", r.Verdict)
+	}
+	r := run(0, []int{0, 2, 0}, 0)
+	if r.Verdict != check.Violated || r.Violation.Kind != check.KindBounds {
+		t.Fatalf("Budgets 0,2,0 with at most 0 InCS: %s %+v, want a bounds violation", r.Verdict, r.Violation)
+	}
+	for _, s := range r.Violation.Path {
+		if s.Action.Kind == check.Request && s.Action.Node != 2 {
+			t.Errorf("P%d calls %v with budget 0: path %v", s.Action.Node, s.Action.Op, r.Violation.Path)
+		}
+	}
+}
+
 // TestDeadlockFound: the greedy Ricart-Agrawala variant deadlocks when two
 // processes request together; the checker must say so, with a path that
 // replays to a state where every process waits and no message is in
@@ -288,6 +322,9 @@ func TestBadConfig(t *testing.T) {
 		{Machines: ms, Property: global(t, 4, 0, 2)},
 		{Machines: ms, Property: global(t, len(ms), 0, 2), Budget: -1},
 		{Machines: ms, Property: global(t, len(ms), 0, 2), Crashes: 4},
+		{Machines: ms, Property: global(t, len(ms), 0, 2), Budgets: []int{2, 2}},
+		{Machines: ms, Property: global(t, len(ms), 0, 2), Budgets: []int{2, 101, 2}},
+		{Machines: ms, Property: global(t, len(ms), 0, 2), Budgets: []int{2, -1, 2}},
 		{Machines: []cs.Machine{ms[1], ms[0], ms[2]}, Property: global(t, 3, 0, 2)},
 	} {
 		if _, err := check.Run(cfg); !errors.Is(err, check.ErrConfig) {

@@ -155,8 +155,12 @@ func (e *explorer) checkpointKey() string {
 		det = c.Detector.Name()
 	}
 	fp := fingerprintOf(e.root)
-	return fmt.Sprintf("%s | initial state %016x%016x | budget %d, unordered %v, crashes %d, detector %s, por %v, deadlock states %d | property %v",
-		c.CheckpointID, fp.a, fp.b, c.Budget, c.Unordered, c.Crashes, det, c.PartialOrder, c.DeadlockStates, *c.Property)
+	budget := fmt.Sprint(c.Budget)
+	if c.Budgets != nil {
+		budget = fmt.Sprint(c.Budgets)
+	}
+	return fmt.Sprintf("%s | initial state %016x%016x | budget %s, unordered %v, crashes %d, detector %s, por %v, deadlock states %d | property %v",
+		c.CheckpointID, fp.a, fp.b, budget, c.Unordered, c.Crashes, det, c.PartialOrder, c.DeadlockStates, *c.Property)
 }
 
 // loadCheckpoint reads dir's checkpoint: nil when there is none, an error

@@ -111,7 +111,11 @@ func (x *model) initial(cfg Config) *gstate {
 	}
 	for i, m := range cfg.Machines {
 		c := m.Clone()
-		s.procs[i] = proc{m: x.tab.internMachine(machineKey(nil, c), c), state: c.State(), pending: c.Pending(), budget: int8(cfg.Budget)}
+		budget := cfg.Budget
+		if cfg.Budgets != nil {
+			budget = cfg.Budgets[i]
+		}
+		s.procs[i] = proc{m: x.tab.internMachine(machineKey(nil, c), c), state: c.State(), pending: c.Pending(), budget: int8(budget)}
 	}
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)

@@ -26,7 +26,7 @@ import (
 // checkFlags are the flags of `critsec check`.
 type checkFlags struct {
 	problem        problemFlags
-	budget         int
+	budget         budgetFlag
 	maxStates      int
 	timeout        time.Duration
 	unordered      bool
@@ -80,7 +80,8 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	}
 	addProblemFlags(cmd, &f.problem, "gcs", 3)
 	fs := cmd.Flags()
-	fs.IntVar(&f.budget, "budget", 2, "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states")
+	f.budget = budgetFlag{each: []int{2}}
+	fs.Var(&f.budget, "budget", "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states; or one per process, P1 first (2,1,1: only P1 may make a second cycle; docs/checker.md, \"Budgets per process\")")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
 	addMemoryFlag(fs, &f.maxMemoryGB, "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system")
@@ -118,13 +119,15 @@ type checkSummary struct {
 	Hi          int    `json:"hi"`
 	Topology    string `json:"topology,omitempty"`
 	LocalBounds string `json:"local_bounds,omitempty"`
-	Budget      int    `json:"budget"`
-	Crashes     int    `json:"crashes,omitempty"`
-	Detector    string `json:"detector,omitempty"`
-	FIFO        bool   `json:"fifo"`
-	Search      string `json:"search"`
-	Reduce      string `json:"reduce"`
-	Abstract    string `json:"abstract,omitempty"`
+	// Budget is the budget of every process, or the largest of Budgets.
+	Budget   int    `json:"budget"`
+	Budgets  []int  `json:"budgets,omitempty"`
+	Crashes  int    `json:"crashes,omitempty"`
+	Detector string `json:"detector,omitempty"`
+	FIFO     bool   `json:"fifo"`
+	Search   string `json:"search"`
+	Reduce   string `json:"reduce"`
+	Abstract string `json:"abstract,omitempty"`
 	// Concrete, with Abstract and a violation: whether the counterexample
 	// was replayed on the concrete system (Violation is then the concrete
 	// one); ConcreteWhy says why not.
@@ -174,14 +177,14 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	n := pr.Params.N
 	switch {
-	case f.budget < 0 || f.budget > 100:
-		return badInput("--budget %d is out of range: need 0 <= budget <= 100", f.budget)
+	case f.budget.validate(n) != nil:
+		return f.budget.validate(n)
 	case f.maxStates < 0:
 		return badInput("--max-states %d is out of range: need >= 0 (0: no limit)", f.maxStates)
 	case f.maxStates == 0 && n > checkSafeN:
 		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
-	case f.maxStates == 0 && f.budget > checkSafeBudget:
-		return badInput("--budget %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budget <= %d", f.budget, checkSafeBudget)
+	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
+		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	case n > check.MaxN:
 		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
 	case f.timeout < 0:
@@ -286,7 +289,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
 	cfg := check.Config{
-		Machines: ms, Property: pr.check, Budget: f.budget, Unordered: f.unordered,
+		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
@@ -322,7 +325,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
-		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget, FIFO: !f.unordered, Search: f.search,
+		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget.max(), Budgets: f.budget.perBudgets(), FIFO: !f.unordered, Search: f.search,
 		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason, Position: res.Position,
@@ -448,7 +451,7 @@ func (f *checkFlags) writeTrace(tf *os.File, pr problem, res check.Result) error
 func (f *checkFlags) traceHeader(pr problem, res check.Result) trace.Header {
 	h := pr.traceHeader()
 	h.FIFO = !f.unordered
-	h.Params = map[string]any{"budget": f.budget}
+	h.Params = map[string]any{"budget": f.budget.header()}
 	if f.faults.crashes > 0 {
 		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
 	}
@@ -507,7 +510,11 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	if s.Abstract != "" {
 		search += ", " + s.Abstract + " abstracted (ideal)"
 	}
-	fmt.Fprintf(w, "check %s, budget %d%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), s.Budget, faults, order, search)
+	budget := fmt.Sprint(s.Budget)
+	if s.Budgets != nil {
+		budget = (&budgetFlag{each: s.Budgets}).String() + " (P1 first)"
+	}
+	fmt.Fprintf(w, "check %s, budget %s%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), budget, faults, order, search)
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Abstract != "" && s.Result == string(check.OK) {
 		fmt.Fprintf(w, "abstracted: the bounds hold for every real %s that keeps its own bounds and exits at once; deadlock freedom is shown for the ideal object, which may grant in any order (docs/checker.md, \"Compositional checking\")\n", s.Abstract)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,49 @@ func TestCheckOK(t *testing.T) {
 	code, out = runCheckCLI(t, "--coterie", "majority")
 	if code != 0 || !strings.Contains(out, "states: 87407 ") {
 		t.Fatalf("check on majority(3): exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestCheckBudgetPerProcess: --budget takes one budget per process; the
+// same budget for all is the uniform run, and the list reaches the output,
+// the JSON summary and the counterexample's trace header.
+func TestCheckBudgetPerProcess(t *testing.T) {
+	code, out := runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "2,2,2")
+	if code != 0 || !strings.Contains(out, "budget 2,2,2 (P1 first)") || !strings.Contains(out, "states: 7310 ") {
+		t.Fatalf("--budget 2,2,2: exit %d, want ok with budget 2's 7310 states, output:\n%s", code, out)
+	}
+	cx := filepath.Join(t.TempDir(), "cx.jsonl")
+	code, out = runCheckCLI(t, "--alg", "raymond", "--n", "3", "--k", "2", "--budget", "0,2,0", "--assert-max", "0", "--trace", cx, "--json")
+	var s struct {
+		Result    string `json:"result"`
+		Budget    int    `json:"budget"`
+		Budgets   []int  `json:"budgets"`
+		Violation struct {
+			Path []string `json:"path"`
+		} `json:"violation"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); code != 1 || err != nil || s.Result != "violation" || s.Budget != 2 || !slices.Equal(s.Budgets, []int{0, 2, 0}) {
+		t.Fatalf("--budget 0,2,0 --assert-max 0: exit %d, %v, summary %+v, output:\n%s", code, err, s, out)
+	}
+	calls := 0
+	for _, step := range s.Violation.Path {
+		if strings.HasSuffix(step, " entry") || strings.HasSuffix(step, " exit") {
+			calls++
+			if !strings.Contains(step, ": P2 ") {
+				t.Errorf("step %q: only P2 has calls", step)
+			}
+		}
+	}
+	if calls == 0 {
+		t.Errorf("path %q: want P2's entry", s.Violation.Path)
+	}
+	b, err := os.ReadFile(cx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if !strings.Contains(first, `"budget":[0,2,0]`) {
+		t.Errorf("trace header %s: want the budgets [0,2,0]", first)
 	}
 }
 

@@ -211,6 +211,8 @@ func flagError(c *cobra.Command, err error) error {
 			want = "true or false"
 		case "duration":
 			want = "a duration with its unit, like 30s, 5m or 1h"
+		case "calls":
+			want = "a number of calls, or one per process, P1 first, like 2,1,1"
 		}
 		if strings.Contains(err.Error(), "value out of range") {
 			want += " in the range of its type"
