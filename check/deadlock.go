@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -25,14 +26,28 @@ import (
 //     enabled, every live process waits in a request with no message in
 //     transit: a global deadlock, reachable, so proven too.
 //  2. Otherwise (the fair continuation ran maxFairRounds rounds without
-//     deciding), for each request still undecided, an exhaustive
+//     deciding), random continuations: randomWalks walks of at most
+//     randomWalkSteps steps, each step an action drawn from those enabled
+//     (a delivery three times in four when there is one), seeded by the
+//     stop's fingerprint so that a run is reproducible. A walk that
+//     completes a request proves it completable, as the fair continuation
+//     does; a property failing on the way is a violation beyond the budget.
+//     The fair continuation has every idle process call in every round,
+//     and a request that needs the others to stay still can lose to them
+//     forever there; a walk lets them rest.
+//  3. Otherwise, for each request still undecided, an exhaustive
 //     breadth-first search of the unlimited continuations for one that
 //     completes it, up to Config.DeadlockStates states. Found: not a
 //     deadlock. Search space exhausted: no continuation completes it, a
 //     deadlock. Limit hit: undecided, and the run ends Incomplete.
 
-// maxFairRounds bounds the fair continuation of analyzeStop.
-const maxFairRounds = 64
+// maxFairRounds bounds the fair continuation of analyzeStop; randomWalks
+// and randomWalkSteps its random continuations.
+const (
+	maxFairRounds   = 64
+	randomWalks     = 32
+	randomWalkSteps = 4096
+)
 
 type stopOutcome uint8
 
@@ -53,43 +68,18 @@ type stopVerdict struct {
 // request); see above.
 func (w *worker) analyzeStop(s *gstate) stopVerdict {
 	pending := s.pendingMask()
-	cur := refill(s)
-	st := w.st
-	var ext, acts []Action
-	var done uint64
-	for range maxFairRounds {
-		acts = st.actions(cur, acts[:0])
-		n := 0
-		for _, a := range acts {
-			if a.Kind != Crash && (a.Kind != Deliver || a.Index == 0) {
-				acts[n] = a
-				n++
-			}
-		}
-		acts = acts[:n]
-		if len(acts) == 0 {
-			return stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, globalDeadlock(cur)}}
-		}
-		for _, a := range acts {
-			a, ok := w.e.x.stillEnabled(cur, a)
-			if !ok {
-				continue
-			}
-			ext = append(ext, a)
-			if p := st.apply(cur, a); p != nil {
-				return stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
-			}
-			cur = st.materialize()
-			for i, p := range cur.procs {
-				if pending&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
-					done |= bit(cs.ID(i + 1))
-				}
-			}
-			if done == pending {
-				return stopVerdict{outcome: completable}
-			}
-		}
+	done, v := w.fairContinuation(s, pending)
+	if v != nil {
+		return *v
 	}
+	if done == pending {
+		return stopVerdict{outcome: completable}
+	}
+	walked, v := w.randomCompletions(s, pending&^done)
+	if v != nil {
+		return *v
+	}
+	done |= walked
 	for i, p := range s.procs {
 		id := cs.ID(i + 1)
 		if pending&bit(id) == 0 || done&bit(id) != 0 {
@@ -109,6 +99,95 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 		}
 	}
 	return stopVerdict{outcome: completable}
+}
+
+// fairContinuation is step 1 of analyzeStop: the fair continuation of the
+// budget stop s. It returns the requests in pending it completed, or the
+// verdict when it decided the stop otherwise (a global deadlock, a
+// property failing).
+func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdict) {
+	cur := refill(s)
+	st := w.st
+	var ext, acts []Action
+	var done uint64
+	for range maxFairRounds {
+		acts = st.actions(cur, acts[:0])
+		n := 0
+		for _, a := range acts {
+			if a.Kind != Crash && (a.Kind != Deliver || a.Index == 0) {
+				acts[n] = a
+				n++
+			}
+		}
+		acts = acts[:n]
+		if len(acts) == 0 {
+			return done, &stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, globalDeadlock(cur)}}
+		}
+		for _, a := range acts {
+			a, ok := w.e.x.stillEnabled(cur, a)
+			if !ok {
+				continue
+			}
+			ext = append(ext, a)
+			if p := st.apply(cur, a); p != nil {
+				return done, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
+			}
+			cur = st.materialize()
+			for i, p := range cur.procs {
+				if pending&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
+					done |= bit(cs.ID(i + 1))
+				}
+			}
+			if done == pending {
+				return done, nil
+			}
+		}
+	}
+	return done, nil
+}
+
+// randomCompletions is step 2 of analyzeStop: random continuations of the
+// budget stop s (budgets refilled, no crash) for the requests in want. It
+// returns those some walk completed, or the verdict when a property fails
+// on a walk.
+func (w *worker) randomCompletions(s *gstate, want uint64) (uint64, *stopVerdict) {
+	st := w.st
+	fp := fingerprintOf(s)
+	var done uint64
+	var acts, deliveries []Action
+	for walk := range uint64(randomWalks) {
+		rng := rand.New(rand.NewPCG(fp.a, fp.b+walk))
+		cur := refill(s)
+		var ext []Action
+		for range randomWalkSteps {
+			acts = st.actions(cur, acts[:0])
+			acts = slices.DeleteFunc(acts, func(a Action) bool { return a.Kind == Crash })
+			if len(acts) == 0 {
+				break
+			}
+			deliveries = append(deliveries[:0], acts...)
+			deliveries = slices.DeleteFunc(deliveries, func(a Action) bool { return a.Kind != Deliver })
+			from := acts
+			if len(deliveries) > 0 && rng.IntN(4) != 0 {
+				from = deliveries
+			}
+			a := from[rng.IntN(len(from))]
+			ext = append(ext, a)
+			if p := st.apply(cur, a); p != nil {
+				return done, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
+			}
+			cur = st.materialize()
+			for i, p := range cur.procs {
+				if want&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
+					done |= bit(cs.ID(i + 1))
+				}
+			}
+			if done == want {
+				return done, nil
+			}
+		}
+	}
+	return done, nil
 }
 
 // refill returns a copy of s in which every process has an unlimited budget.
