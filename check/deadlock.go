@@ -128,15 +128,9 @@ func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdi
 			if !ok {
 				continue
 			}
-			ext = append(ext, a)
-			if p := st.apply(cur, a); p != nil {
-				return done, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
-			}
-			cur = st.materialize()
-			for i, p := range cur.procs {
-				if pending&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
-					done |= bit(cs.ID(i + 1))
-				}
+			var v *stopVerdict
+			if cur, ext, v = w.continueWith(cur, a, ext, pending, &done); v != nil {
+				return done, v
 			}
 			if done == pending {
 				return done, nil
@@ -171,16 +165,9 @@ func (w *worker) randomCompletions(s *gstate, want uint64) (uint64, *stopVerdict
 			if len(deliveries) > 0 && rng.IntN(4) != 0 {
 				from = deliveries
 			}
-			a := from[rng.IntN(len(from))]
-			ext = append(ext, a)
-			if p := st.apply(cur, a); p != nil {
-				return done, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
-			}
-			cur = st.materialize()
-			for i, p := range cur.procs {
-				if want&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
-					done |= bit(cs.ID(i + 1))
-				}
+			var v *stopVerdict
+			if cur, ext, v = w.continueWith(cur, from[rng.IntN(len(from))], ext, want, &done); v != nil {
+				return done, v
 			}
 			if done == want {
 				return done, nil
@@ -188,6 +175,23 @@ func (w *worker) randomCompletions(s *gstate, want uint64) (uint64, *stopVerdict
 		}
 	}
 	return done, nil
+}
+
+// continueWith takes action a from cur on a continuation of a budget stop
+// (ext, the actions so far) and adds to done the requests in want it
+// completed; a property failing is the continuation's verdict.
+func (w *worker) continueWith(cur *gstate, a Action, ext []Action, want uint64, done *uint64) (*gstate, []Action, *stopVerdict) {
+	ext = append(ext, a)
+	if p := w.st.apply(cur, a); p != nil {
+		return cur, ext, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
+	}
+	cur = w.st.materialize()
+	for i, p := range cur.procs {
+		if want&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
+			*done |= bit(cs.ID(i + 1))
+		}
+	}
+	return cur, ext, nil
 }
 
 // refill returns a copy of s in which every process has an unlimited budget.

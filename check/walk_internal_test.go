@@ -22,28 +22,15 @@ func (ping) AppendBinary(b []byte) []byte { return append(b, 'P') }
 func (pong) AppendBinary(b []byte) []byte { return append(b, 'O') }
 func (nack) AppendBinary(b []byte) []byte { return append(b, 'N') }
 
-// pinger is P1: its Entry sends PING to P2 and completes on PONG; on NACK
-// it sends PING again.
-type pinger struct {
-	idle
-	waiting bool
-}
+// pinger is P1: stuck, except that its Entry sends PING to P2 and
+// completes on PONG; on NACK it sends PING again.
+type pinger struct{ stuck }
 
-func (m *pinger) Pending() cs.Op {
-	if m.waiting {
-		return cs.Entry
-	}
-	return cs.None
-}
 func (m *pinger) Clone() cs.Machine { c := *m; return &c }
-func (m *pinger) AppendState(b []byte) []byte {
-	return append(m.idle.AppendState(b), b2i(m.waiting))
-}
 func (m *pinger) Entry(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Entry); err != nil {
+	if err := m.stuck.Entry(env); err != nil {
 		return err
 	}
-	m.waiting = true
 	env.Send(2, ping{})
 	return nil
 }
@@ -97,7 +84,7 @@ func TestRandomContinuation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Machines: []cs.Machine{&pinger{idle: idle{self: 1}}, &ponger{idle: idle{self: 2}}}, Property: prop, Budgets: []int{1, 1}, DepthFirst: true, DeadlockStates: 1}
+	cfg := Config{Machines: []cs.Machine{&pinger{stuck{idle: idle{self: 1}}}, &ponger{idle: idle{self: 2}}}, Property: prop, Budgets: []int{1, 1}, DepthFirst: true, DeadlockStates: 1}
 	res, err := Run(cfg)
 	if err != nil {
 		t.Fatal(err)
