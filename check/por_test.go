@@ -168,3 +168,25 @@ func TestPartialOrderWithFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialOrderBudgetsPerProcess: with a budget per process the
+// reduction keeps its verdicts, states and budget stops as with one budget
+// (docs/checker.md, "Budgets per process"): a call is still a step of its
+// process alone.
+func TestPartialOrderBudgetsPerProcess(t *testing.T) {
+	intp := func(v int) *int { return &v }
+	cases := []struct {
+		name    string
+		spec    alg.Spec
+		budgets []int
+	}{
+		{"gcs n=3 majority 3,2,1", alg.Spec{Alg: "gcs", N: 3, L: intp(1), K: intp(2), Coterie: "majority"}, []int{3, 2, 1}},
+		{"lkcs-paper bowtie 1,2,1,2,1 (its deadlock)", alg.Spec{Alg: "lkcs-paper", Topology: "../alg/testdata/bowtie.edges", L: intp(0), K: intp(3)}, []int{1, 2, 1, 2, 1}},
+		{"lmutex path:3 3,1,2", alg.Spec{Alg: "lmutex", Topology: "path:3", K: intp(2)}, []int{3, 1, 2}},
+		{"mutin n=3 l=1 2,3,1", alg.Spec{Alg: "mutin", N: 3, L: intp(1)}, []int{2, 3, 1}},
+	}
+	for _, c := range cases {
+		ms, prop := resolved(t, c.spec)
+		agreeWithReduction(t, c.name, check.Config{Machines: ms, Property: prop, Budgets: c.budgets, MaxStates: 5_000_000, DeadlockStates: 1_000_000})
+	}
+}
