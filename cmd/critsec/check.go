@@ -176,9 +176,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return err
 	}
 	n := pr.Params.N
+	if err := f.budget.validate(n); err != nil {
+		return err
+	}
 	switch {
-	case f.budget.validate(n) != nil:
-		return f.budget.validate(n)
 	case f.maxStates < 0:
 		return badInput("--max-states %d is out of range: need >= 0 (0: no limit)", f.maxStates)
 	case f.maxStates == 0 && n > checkSafeN:
