@@ -78,7 +78,8 @@ func (m *ponger) Exit(env cs.Env) error {
 // while P2, InCS, holds the PING is not decided by the fair continuation,
 // which leaves P1 waiting, but a random continuation completes P1's entry;
 // so the run is ok even when the exhaustive search may not look at a
-// single state (DeadlockStates 1), and the walks are the same in every run.
+// single state (DeadlockStates 1); a second call of the walks decides it the
+// same way, as they are seeded by the stop's fingerprint.
 func TestRandomContinuation(t *testing.T) {
 	prop, err := property.Global(2, 0, 2)
 	if err != nil {
