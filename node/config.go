@@ -41,6 +41,8 @@ import (
 //	detector:             # algorithms that take failure-detector input (ftraymond) only
 //	  heartbeat: 100ms    # the most a live link stays silent
 //	  timeout: 500ms      # a trusted peer silent this long is declared crashed
+//	  fence: 250ms        # critsec run stops its command after this long without every peer's echo
+//	  grace: 100ms        # ... and kills it this long after that
 //
 // Relative paths are relative to the file's directory. ReadConfig
 // refuses unknown fields, repeated keys and missing ones with one line
@@ -71,6 +73,50 @@ type DetectorConfig struct {
 	// Timeout is how long a trusted peer may stay silent before it is
 	// declared crashed, for good.
 	Timeout time.Duration
+	// Fence is the fence time F: a node whose pings no peer has echoed
+	// for F has lost its lease (Node.Lease), and critsec run stops its
+	// command (SIGTERM); Grace later the watchdog kills what is left of
+	// it (SIGKILL). Timeout must exceed (Fence + Grace) by the clock-rate
+	// margin (Validate), so that a peer that declares this node crashed
+	// does so after the command is gone (docs/fencing.md).
+	Fence, Grace time.Duration
+}
+
+// ClockDrift bounds the relative rate difference of two members' clocks
+// that the fence's timing argument allows (docs/fencing.md): 1 %, twenty
+// times the 500 ppm that NTP ever slews a clock.
+const ClockDrift = 0.01
+
+// FenceSlack is the time the watchdog may take, past its deadline, to
+// kill the command's process group (a timer's lateness and the kill).
+const FenceSlack = 20 * time.Millisecond
+
+// Validate checks the detector's settings against each other: a timeout
+// of at least three heartbeats, a fence of at least a heartbeat (a ping
+// leaves every half heartbeat), and the fencing inequality
+// Timeout·(1−ρ) > (Fence + Grace)·(1+ρ) + FenceSlack, with ρ = ClockDrift.
+func (d DetectorConfig) Validate() error {
+	switch {
+	case d.Timeout < 3*d.Heartbeat:
+		return fmt.Errorf("timeout %v is under 3 heartbeats (%v): a live peer would be declared crashed for one late frame",
+			d.Timeout, 3*d.Heartbeat)
+	case d.Fence < d.Heartbeat:
+		return fmt.Errorf("fence %v is under a heartbeat (%v): a live link would lose its lease between two echoes", d.Fence, d.Heartbeat)
+	case d.Grace < 0:
+		return fmt.Errorf("grace %v is negative", d.Grace)
+	}
+	if need := minTimeout(d.Fence, d.Grace); d.Timeout <= need {
+		return fmt.Errorf("timeout %v does not exceed fence %v + grace %v with the %.0f %% clock-rate margin and %v of slack (%v): "+
+			"a peer could act on a suspicion of a member whose command still runs; raise the timeout or lower fence and grace",
+			d.Timeout, d.Fence, d.Grace, 100*ClockDrift, FenceSlack, need.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// minTimeout is the least timeout the fencing inequality allows for
+// fence f and grace g.
+func minTimeout(f, g time.Duration) time.Duration {
+	return time.Duration(float64(f+g)*(1+ClockDrift)/(1-ClockDrift)) + FenceSlack
 }
 
 // The detector's defaults.
@@ -301,12 +347,14 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 	}
 	c.Detector = DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout}
 	if v == nil {
-		return nil
+		c.Detector.Fence, c.Detector.Grace = c.Detector.Timeout/2, c.Detector.Timeout/5
+		return c.Detector.Validate()
 	}
 	var raw map[string]string
 	if err := v.Decode(&raw); err != nil {
 		return fmt.Errorf("want a mapping with heartbeat and timeout (durations such as 100ms): %s", yamlError(err))
 	}
+	fence, grace := time.Duration(-1), time.Duration(-1)
 	for key, val := range raw {
 		d, err := time.ParseDuration(val)
 		if err != nil || d <= 0 {
@@ -317,15 +365,22 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 			c.Detector.Heartbeat = d
 		case "timeout":
 			c.Detector.Timeout = d
+		case "fence":
+			fence = d
+		case "grace":
+			grace = d
 		default:
-			return fmt.Errorf("unknown field %q: the fields are heartbeat and timeout", key)
+			return fmt.Errorf("unknown field %q: the fields are heartbeat, timeout, fence and grace", key)
 		}
 	}
-	if c.Detector.Timeout < 3*c.Detector.Heartbeat {
-		return fmt.Errorf("timeout %v is under 3 heartbeats (%v): a live peer would be declared crashed for one late frame",
-			c.Detector.Timeout, 3*c.Detector.Heartbeat)
+	c.Detector.Fence, c.Detector.Grace = c.Detector.Timeout/2, c.Detector.Timeout/5
+	if fence >= 0 {
+		c.Detector.Fence = fence
 	}
-	return nil
+	if grace >= 0 {
+		c.Detector.Grace = grace
+	}
+	return c.Detector.Validate()
 }
 
 // Fingerprint is what every member must agree on: the resolved problem
@@ -358,7 +413,7 @@ func (c *Config) Fingerprint() transport.Fingerprint {
 		{"initial", initial},
 		{"options", opts},
 		{"members", c.Members},
-		{"detector", []int64{int64(c.Detector.Heartbeat), int64(c.Detector.Timeout)}},
+		{"detector", []int64{int64(c.Detector.Heartbeat), int64(c.Detector.Timeout), int64(c.Detector.Fence), int64(c.Detector.Grace)}},
 	}
 	fp := make(transport.Fingerprint, len(fields))
 	for i, f := range fields {

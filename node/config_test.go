@@ -133,3 +133,39 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestDetectorConfig: the detector's defaults keep the fencing inequality
+// (timeout > (fence + grace) with the clock-rate margin), given settings
+// are read, and settings that break it are refused with one line naming
+// the fields.
+func TestDetectorConfig(t *testing.T) {
+	ft := strings.NewReplacer("alg: gcs", "alg: ftraymond", "l: 1\n", "", "options: {mx: ra}\n", "").Replace(goodConfig)
+	c, err := ParseConfig("c.yaml", []byte(ft))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout, Fence: DefaultTimeout / 2, Grace: DefaultTimeout / 5}
+	if c.Detector != want {
+		t.Errorf("defaults %+v, want %+v", c.Detector, want)
+	}
+	c, err = ParseConfig("c.yaml", []byte(ft+"detector: {heartbeat: 50ms, timeout: 1s, fence: 300ms, grace: 200ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DetectorConfig{Heartbeat: 50e6, Timeout: 1e9, Fence: 300e6, Grace: 200e6}); c.Detector != want {
+		t.Errorf("read %+v, want %+v", c.Detector, want)
+	}
+	for _, bad := range []struct{ detector, want string }{
+		{"{timeout: 500ms, fence: 400ms}", "timeout 500ms does not exceed fence 400ms + grace 100ms"},
+		{"{timeout: 500ms, fence: 300ms, grace: 180ms}", "raise the timeout or lower fence and grace"},
+		{"{heartbeat: 100ms, timeout: 1s, fence: 50ms}", "fence 50ms is under a heartbeat"},
+		{"{heartbeat: 100ms, timeout: 200ms}", "under 3 heartbeats"},
+		{"{fence: soon}", `fence: "soon" is not a positive duration`},
+		{"{fences: 1s}", `unknown field "fences"`},
+	} {
+		_, err := ParseConfig("c.yaml", []byte(ft+"detector: "+bad.detector+"\n"))
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("detector %s: error %v, want one line with %q", bad.detector, err, bad.want)
+		}
+	}
+}

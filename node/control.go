@@ -45,7 +45,7 @@ type StatusJSON struct {
 
 // ControlSocket is the default path of node id's control socket.
 func ControlSocket(cfg *Config, id cs.ID) string {
-	return filepath.Join(cfg.Data, fmt.Sprintf("node-%d", id), "ctl.sock")
+	return filepath.Join(NodeDir(cfg, id), "ctl.sock")
 }
 
 // ServeControl serves the control endpoint on a unix socket at path

@@ -52,11 +52,14 @@ func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
 // node's start: the transport's readers did not run either, and the
 // peers, paused too, have not sent since, so their silence would be this
 // node's own.
-func (nd *Node) detect() []cs.Input { return nd.detectAt(time.Now(), nd.tr.LastHeard) }
+func (nd *Node) detect() []cs.Input { return nd.detectAt(time.Now(), nd.tr.LastHeard, nd.tr.RefuseIf) }
 
 // detectAt is detect at time now, with heard(j) when peer j was last
-// heard from.
-func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time) []cs.Input {
+// heard from, and refuseIf the transport's RefuseIf: a suspicion is
+// decided, and the peer cut off, in one step against its pings, so that
+// no echo renews its lease after the silence that condemns it
+// (docs/fencing.md).
+func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time, refuseIf func(cs.ID, func(time.Time) bool) bool) []cs.Input {
 	var out []cs.Input
 	late := !nd.lastDetect.IsZero() && now.Sub(nd.lastDetect) > nd.det.Heartbeat
 	nd.lastDetect = now
@@ -68,20 +71,23 @@ func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time) []cs.Input 
 		if nd.rp.crashed.Has(j) {
 			continue
 		}
-		heard := heard(j)
 		switch {
-		case !nd.rp.trusted.Has(j) && heard.After(nd.detStart):
+		case !nd.rp.trusted.Has(j) && heard(j).After(nd.detStart):
 			out = append(out, cs.Input{Kind: cs.InTrust, Who: j})
 			nd.metrics.trusts.Inc()
-		case nd.rp.trusted.Has(j):
-			last := heard
-			if last.Before(nd.detStart) {
-				last = nd.detStart // silent since this node started: count from then
-			}
-			if last.Before(nd.resumed) {
-				last = nd.resumed // or since it resumed from a pause
-			}
-			if silent := now.Sub(last); silent > nd.det.Timeout {
+		case nd.rp.trusted.Has(j) && !late:
+			var silent time.Duration
+			if refuseIf(j, func(heard time.Time) bool {
+				last := heard
+				if last.Before(nd.detStart) {
+					last = nd.detStart // silent since this node started: count from then
+				}
+				if last.Before(nd.resumed) {
+					last = nd.resumed // or since it resumed from a pause
+				}
+				silent = now.Sub(last)
+				return silent > nd.det.Timeout
+			}) {
 				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
 				nd.metrics.detection.Observe(silent.Seconds())
 			}
@@ -91,9 +97,12 @@ func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time) []cs.Input 
 }
 
 // declared acts on the suspicion of trusted peer j, once logged: j is
-// crashed, for good.
+// crashed, for good (the transport refuses it already: detectAt).
 func (nd *Node) declared(j cs.ID) {
 	nd.tr.Refuse(j)
+	nd.mu.Lock()
+	nd.cut.Add(j)
+	nd.mu.Unlock()
 	nd.metrics.suspicions.Inc()
 	nd.log.Warn("peer declared crashed", "peer", int(j), "silent_for_more_than", nd.det.Timeout.String())
 }

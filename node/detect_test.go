@@ -119,7 +119,8 @@ func TestDetectRounds(t *testing.T) {
 	}
 	outputs := func(nd *Node, at int) string {
 		var b strings.Builder
-		for _, in := range nd.detectAt(ms(at), heard) {
+		refuseIf := func(j cs.ID, silent func(time.Time) bool) bool { return silent(heard(j)) }
+		for _, in := range nd.detectAt(ms(at), heard, refuseIf) {
 			nd.rp.detected(in)
 			b.WriteString(in.String() + ";")
 		}
@@ -164,5 +165,53 @@ func TestDetectRounds(t *testing.T) {
 		if got := outputs(nd, at); got != "" {
 			t.Fatalf("round at %d ms, P2 heard at 720 ms: %q, want nothing", at, got)
 		}
+	}
+}
+
+// TestLease: with ftraymond (heartbeat 50 ms, timeout 250 ms, so fence
+// 125 ms) a node's lease is renewed by its peers' echoes and runs no more
+// than the fence ahead; when a peer stops, the lease lapses within the
+// fence, before the node declares the peer crashed, and is renewed once
+// it has (the declared peer no longer counts). An algorithm without a
+// failure detector has no bound.
+func TestLease(t *testing.T) {
+	_, nodes := startClusterConfig(t, "alg: ftraymond\nn: 3\nk: 1\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 3, nil)
+	p1 := nodes[0]
+	fence := p1.Detector().Fence
+	waitLease := func(what string, ok func(Lease, time.Time) bool) time.Time {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if now := time.Now(); ok(p1.Lease(), now) {
+				return now
+			}
+		}
+		t.Fatalf("P1's lease never %s: %+v", what, p1.Lease())
+		return time.Time{}
+	}
+	waitLease("valid", func(l Lease, now time.Time) bool { return l.Bounded && l.Valid(now) })
+	for range 20 {
+		if l, now := p1.Lease(), time.Now(); l.Until.Sub(now) > fence {
+			t.Fatalf("lease until %v, %v ahead: more than the fence %v", l.Until, l.Until.Sub(now), fence)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopped := time.Now()
+	nodes[2].Close()
+	lapsed := waitLease("lapsed", func(l Lease, now time.Time) bool { return !l.Valid(now) })
+	if took := lapsed.Sub(stopped); took > fence+20*time.Millisecond {
+		t.Errorf("lease lapsed %v after P3 stopped: more than the fence %v", took, fence)
+	}
+	declared := func() bool { p1.mu.Lock(); defer p1.mu.Unlock(); return p1.cut.Has(3) }
+	if declared() {
+		t.Errorf("P3 declared crashed before P1's lease lapsed")
+	}
+	waitLease("renewed after P3 was declared crashed", func(l Lease, now time.Time) bool { return l.Valid(now) })
+	if !declared() {
+		t.Errorf("lease renewed while P3, silent, still counts")
+	}
+
+	_, nodes = startClusterConfig(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
+	if l := nodes[0].Lease(); l.Bounded {
+		t.Errorf("raymond's lease %+v is bounded: nobody acts on a suspicion", l)
 	}
 }

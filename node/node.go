@@ -151,6 +151,7 @@ type Node struct {
 	waiting  chan error     // the pending call's completion
 	err      error          // why the driver stopped
 	watchers map[chan Status]struct{}
+	cut      cs.Set // the peers this node's detector declared crashed (Lease)
 }
 
 // call is an Entry or Exit request for the driver.
@@ -179,6 +180,11 @@ func Start(cfg *Config, id cs.ID, o Options) (*Node, error) {
 	wl, rc, err := wal.Open(LogPath(cfg, id), !o.NoSync, rp.record)
 	if err != nil {
 		return nil, fmt.Errorf("write-ahead log: %w", err)
+	}
+	if rp.declaredBy != 0 {
+		wl.Close()
+		return nil, fmt.Errorf("%w: member %d was declared crashed by P%d, and its log says so: it cannot rejoin this cluster "+
+			"(the others went on without it); to bring it back, start a new cluster with fresh logs", ErrCrashed, id, rp.declaredBy)
 	}
 	if rc.Records == 0 {
 		wl.Add(appendHeader(nil, id, fp))
@@ -246,6 +252,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	for _, j := range rp.crashed.Members() {
 		tr.Refuse(j) // declared crashed before the restart: still crashed
 	}
+	nd.cut = rp.crashed.Clone()
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
 	}
@@ -352,6 +359,11 @@ func (nd *Node) drive() {
 			case <-tick.C:
 				fds = nd.detect()
 			case peer := <-nd.refused:
+				// Logged first, so that a restart does not resume InCS.
+				nd.wal.Add(appendDeclared(rec[:0], time.Now().UnixNano(), peer))
+				if err := nd.wal.Commit(); err != nil {
+					nd.log.Error("could not log that this member was declared crashed", "err", err)
+				}
 				nd.stop(fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
 					"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer))
 				return
@@ -595,6 +607,54 @@ func (nd *Node) do(ctx context.Context, op cs.Op) error {
 		return ctx.Err()
 	}
 }
+
+// Lease is how long this node may run a command fenced by its peers'
+// failure detectors (docs/fencing.md): until Until, when Bounded.
+type Lease struct {
+	// Bounded is false when nothing limits it: the algorithm takes no
+	// failure-detector input (no peer ever acts on a suspicion of this
+	// node), or every peer is declared crashed.
+	Bounded bool
+	// Until is when the lease ends: the fence time F after the latest
+	// ping of this node that every peer not declared crashed has echoed.
+	// Zero when some such peer has echoed none since the node started.
+	Until time.Time
+}
+
+// Valid reports whether the lease holds at time now.
+func (l Lease) Valid(now time.Time) bool { return !l.Bounded || now.Before(l.Until) }
+
+// Lease returns the node's lease now. A peer declares this node crashed
+// only after hearing nothing from it for the detector's timeout, and
+// every ping it heard it echoed (transport.Echoed); so a peer can act on
+// a suspicion of this node no sooner than the timeout after the stamp of
+// the last echo, and a command stopped by Until plus the grace is gone
+// by then (DetectorConfig.Fence).
+func (nd *Node) Lease() Lease {
+	if nd.det.Heartbeat == 0 {
+		return Lease{}
+	}
+	nd.mu.Lock()
+	cut := nd.cut.Clone()
+	nd.mu.Unlock()
+	l := Lease{}
+	for _, j := range nd.peers {
+		if cut.Has(j) {
+			continue
+		}
+		e := nd.tr.Echoed(j)
+		if e.IsZero() {
+			return Lease{Bounded: true}
+		}
+		if until := e.Add(nd.det.Fence); !l.Bounded || until.Before(l.Until) {
+			l = Lease{Bounded: true, Until: until}
+		}
+	}
+	return l
+}
+
+// Detector returns the failure detector's settings (Heartbeat 0: none).
+func (nd *Node) Detector() DetectorConfig { return nd.det }
 
 // State returns the node's state and its pending request.
 func (nd *Node) State() (cs.State, cs.Op) {

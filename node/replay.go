@@ -19,6 +19,8 @@ import (
 //	'A' to, seq                        the peer confirmed channel id -> to up to seq
 //	'F' t, 'S'|'T', j                  the failure detector began to suspect (S) or
 //	                                   trusted (T) peer j: an input of the machine
+//	'X' t, j                           peer j refused this member: it declared it crashed;
+//	                                   the member may not start again
 //	'S' t, state, channels             a snapshot: the machine's state (AppendState)
 //	                                   and, for j = 1..n, channel id -> j's acked
 //	                                   seq and unconfirmed messages (kind, encoding),
@@ -43,7 +45,14 @@ const (
 	recAcked   = 'A'
 	recSnap    = 'S'
 	recDetect  = 'F'
+	recRefused = 'X'
 )
+
+// appendDeclared appends the record of peer j's refusal of this member.
+func appendDeclared(b []byte, t int64, j cs.ID) []byte {
+	b = binary.AppendVarint(append(b, recRefused), t)
+	return binary.AppendUvarint(b, uint64(j))
+}
 
 func appendDetect(b []byte, t int64, in cs.Input) []byte {
 	kind := byte('S')
@@ -101,8 +110,11 @@ type replay struct {
 	// the peers trusted since they were last suspected, and those
 	// suspected after being trusted, which are crashed for good.
 	trusted, crashed cs.Set
-	out              map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
-	in               map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
+	// declaredBy is the peer that refused this member, having declared
+	// it crashed (record 'X'), or 0.
+	declaredBy cs.ID
+	out        map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
+	in         map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
 }
 
 func newReplay(id cs.ID, n int, fp transport.Fingerprint, m cs.Machine, dec cs.Decoder) *replay {
@@ -188,6 +200,17 @@ func (r *replay) record(b []byte) error {
 		}
 		r.detected(in)
 		return r.step(in, 0)
+	case recRefused:
+		r.setTime(rd.Int())
+		j := cs.ID(rd.Uint())
+		if err := rd.Done("refusal"); err != nil {
+			return err
+		}
+		if j < 1 || int(j) > r.n || j == r.id {
+			return fmt.Errorf("a refusal by P%d, not a peer", j)
+		}
+		r.declaredBy = j
+		return nil
 	case recSnap:
 		if r.records != 2 {
 			return fmt.Errorf("a snapshot as record %d: a snapshot follows the header", r.records)

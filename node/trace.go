@@ -28,8 +28,12 @@ func TraceHeader(cfg *Config) trace.Header {
 }
 
 // LogPath is the path of node id's write-ahead log.
-func LogPath(cfg *Config, id cs.ID) string {
-	return filepath.Join(cfg.Data, fmt.Sprintf("node-%d", id), "wal")
+func LogPath(cfg *Config, id cs.ID) string { return filepath.Join(NodeDir(cfg, id), "wal") }
+
+// NodeDir is node id's directory: DATA/node-I, where it keeps its log,
+// its control socket and, under critsec run, its command's record.
+func NodeDir(cfg *Config, id cs.ID) string {
+	return filepath.Join(cfg.Data, fmt.Sprintf("node-%d", id))
 }
 
 // TraceFromLog replays node id's write-ahead log, read-only, and gives

@@ -1,5 +1,5 @@
 // Package supervise keeps a command running while a critsec node is in
-// the critical section (critsec run, issue 16; docs/run.md): started on
+// the critical section (critsec run; docs/run.md): started on
 // Start, restarted with exponential backoff when it dies, and stopped on
 // Stop — SIGTERM to its whole process group, SIGKILL after a grace
 // period — before Stop returns, so that no process of the command
@@ -9,6 +9,13 @@
 // children are stopped with it. The group's members are found in /proc
 // (Linux): a process whose parent died is no longer the supervisor's
 // child, and only its group id still ties it to the command.
+//
+// With Config.Watchdog the command runs under a watchdog (package fence)
+// that leads its group: the supervisor hands it the lease's deadline on a
+// pipe (SetDeadline), and it kills the group when the deadline passes or
+// when the supervisor dies. Config.PIDFile records the running group, so
+// that a supervisor started again after a kill -9 ends what its
+// predecessor left (KillLeftover).
 package supervise
 
 import (
@@ -16,15 +23,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/critsec/critsec/fence"
 )
 
 // Config is a supervisor's settings.
@@ -49,6 +60,17 @@ type Config struct {
 	// Logger receives what happens to the command; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Watchdog, when not empty, is the command line that runs the
+	// watchdog (critsec watchdog --): each run is Watchdog followed by
+	// Argv, with the deadline pipe as file descriptor 3 (package fence).
+	Watchdog []string
+	// Env, when not nil, returns variables added to the command's
+	// environment at each start (critsec run: the fencing token).
+	Env func() []string
+	// PIDFile, when not empty, is the file that holds the running
+	// group's id and its leader's start time, removed once the group is
+	// gone.
+	PIDFile string
 }
 
 // The defaults of Config.
@@ -64,12 +86,14 @@ type Supervisor struct {
 	cfg Config
 	log *slog.Logger
 
-	mu      sync.Mutex
-	want    bool          // Start called, Stop not since
-	loop    chan struct{} // closed when the running loop returns; nil when none
-	pgid    int           // the running command's process group, 0 when none
-	starts  int
-	stopped chan struct{} // closed by Stop to end the loop
+	mu       sync.Mutex
+	deadline int64         // the lease's deadline for the watchdog (fence.Unbounded: none)
+	pipe     *os.File      // the current run's deadline pipe, or nil
+	want     bool          // Start called, Stop not since
+	loop     chan struct{} // closed when the running loop returns; nil when none
+	pgid     int           // the running command's process group, 0 when none
+	starts   int
+	stopped  chan struct{} // closed by Stop to end the loop
 }
 
 // New returns a supervisor of cfg's command, not running it yet.
@@ -102,7 +126,25 @@ func New(cfg Config) (*Supervisor, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Supervisor{cfg: cfg, log: log.With("cmd", cfg.Argv[0])}, nil
+	return &Supervisor{cfg: cfg, log: log.With("cmd", cfg.Argv[0]), deadline: fence.Unbounded}, nil
+}
+
+// SetDeadline sets the lease's deadline on the monotonic clock
+// (fence.Now; fence.Unbounded for none) and hands it to the running
+// watchdog. Deadlines only grow (a lease is only renewed), so one that
+// cannot be written at once, because the watchdog is not reading, is
+// dropped: the watchdog then kills at the earlier one.
+func (s *Supervisor) SetDeadline(d int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d == s.deadline {
+		return
+	}
+	s.deadline = d
+	if s.pipe != nil {
+		s.pipe.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+		s.pipe.Write(fence.AppendDeadline(nil, d))
+	}
 }
 
 // Start makes the supervisor keep the command running until Stop; it
@@ -164,9 +206,18 @@ func (s *Supervisor) run(stopped <-chan struct{}, done chan<- struct{}) {
 	backoff, failures := s.cfg.MinBackoff, 0
 	for {
 		began := time.Now()
-		cmd := exec.Command(s.cfg.Argv[0], s.cfg.Argv[1:]...)
+		argv := append(slices.Clone(s.cfg.Watchdog), s.cfg.Argv...)
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdout, cmd.Stderr = s.cfg.Stdout, s.cfg.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if s.cfg.Env != nil {
+			cmd.Env = append(os.Environ(), s.cfg.Env()...)
+		}
+		pipe, err := s.openPipe(cmd)
+		if err != nil {
+			s.log.Error("command not started: no pipe to its watchdog", "err", err)
+			return
+		}
 		// With writers that are not files, Wait would also wait for every
 		// process holding the output pipes (a leftover child) to close them.
 		cmd.WaitDelay = 100 * time.Millisecond
@@ -180,17 +231,22 @@ func (s *Supervisor) run(stopped <-chan struct{}, done chan<- struct{}) {
 			s.pgid = pgid
 			s.starts++
 			s.mu.Unlock()
+			s.record(pgid)
 			s.log.Info("command started", "pid", pgid)
 			go func() { exited <- cmd.Wait() }()
 		}
-		var err error
+		if pipe != nil {
+			cmd.ExtraFiles[0].Close() // the watchdog's end
+		}
 		select {
 		case err = <-exited:
 			s.killGroup(cmd) // the leader is gone; its children must not outlive it
 		case <-stopped:
 			s.stopGroup(cmd, exited)
+			s.closePipe()
 			return
 		}
+		s.closePipe()
 		s.mu.Lock()
 		s.pgid = 0
 		s.mu.Unlock()
@@ -283,6 +339,109 @@ func (s *Supervisor) clear() {
 	s.mu.Lock()
 	s.pgid = 0
 	s.mu.Unlock()
+	if s.cfg.PIDFile != "" {
+		os.Remove(s.cfg.PIDFile)
+	}
+}
+
+// openPipe gives cmd the watchdog's deadline pipe as its file descriptor
+// 3, with the current deadline written in it, when the command runs under
+// a watchdog; it returns the supervisor's end (nil without a watchdog).
+func (s *Supervisor) openPipe(cmd *exec.Cmd) (*os.File, error) {
+	if len(s.cfg.Watchdog) == 0 {
+		return nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{r}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := w.Write(fence.AppendDeadline(nil, s.deadline)); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	s.pipe = w
+	return w, nil
+}
+
+// closePipe closes the current run's deadline pipe, once its group is
+// gone.
+func (s *Supervisor) closePipe() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pipe != nil {
+		s.pipe.Close()
+		s.pipe = nil
+	}
+}
+
+// record writes the running group's id and its leader's start time to
+// the PID file.
+func (s *Supervisor) record(pgid int) {
+	if s.cfg.PIDFile == "" {
+		return
+	}
+	start, _ := procStart(pgid)
+	if err := os.WriteFile(s.cfg.PIDFile, fmt.Appendf(nil, "%d %d\n", pgid, start), 0o600); err != nil {
+		s.log.Warn("could not record the command's process group", "file", s.cfg.PIDFile, "err", err)
+	}
+}
+
+// KillLeftover ends the process group recorded in the PID file at path by
+// an earlier supervisor that died without stopping it (kill -9): SIGKILL
+// to the group, once /proc shows it is the same group (its leader, with
+// the recorded start time, or, the leader gone, members still in the
+// group: a group id is not reused while a member lives). It returns the
+// number of processes killed; a missing file is no leftover.
+func KillLeftover(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var pgid int
+	var start uint64
+	if _, err := fmt.Sscan(string(b), &pgid, &start); err != nil || pgid < 2 {
+		return 0, fmt.Errorf("%s: not a process group record (%q): remove the file if no copy of the command is left", path, b)
+	}
+	n := GroupAlive(pgid)
+	if leader, alive := procStart(pgid); alive && leader != start {
+		n = 0 // the id now belongs to another process
+	}
+	if n > 0 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		for range 200 {
+			if GroupAlive(pgid) == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return n, os.Remove(path)
+}
+
+// procStart returns the start time of process pid (field 22 of
+// /proc/pid/stat, in clock ticks since boot) and whether it is alive.
+func procStart(pid int) (uint64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(f[19], 10, 64)
+	return v, err == nil
 }
 
 // exitStatus describes a run's end.

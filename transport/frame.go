@@ -26,15 +26,17 @@ const (
 	frameRefuse
 	// frameData carries one message: sequence number, kind, encoding.
 	frameData
-	// frameAck acknowledges every message up to a sequence number; the
+	// frameAck acknowledges every message up to a sequence number, and
+	// echoes the stamp of the sender's latest ping (0: none yet); the
 	// receiver also sends it as its heartbeat.
 	frameAck
-	// framePing is the sender's heartbeat on an idle link.
+	// framePing is the sender's heartbeat, every half heartbeat: a stamp
+	// of the sender's clock, which the receiver echoes in its next Ack.
 	framePing
 )
 
 // version is the wire format's version, sent in the Hello.
-const version = 1
+const version = 2
 
 // DefaultMaxFrame is the default limit on a frame's length: 1 MiB holds a
 // message listing 100 000 process ids (MUTIN's Response1 at alg.MaxN).
@@ -138,7 +140,38 @@ func appendSeq(b []byte, typ byte, seq uint64) []byte {
 	return appendFrame(b, typ, binary.AppendUvarint(nil, seq))
 }
 
-// parseSeq reads the body of a Welcome or Ack.
+// appendAck appends an Ack frame: the sequence number confirmed and the
+// ping stamp echoed.
+func appendAck(b []byte, seq, echo uint64) []byte {
+	return appendFrame(b, frameAck, binary.AppendUvarint(binary.AppendUvarint(nil, seq), echo))
+}
+
+// parseAck reads the body of an Ack.
+func parseAck(body []byte) (seq, echo uint64, err error) {
+	r := cs.NewReader(body)
+	seq, echo = r.Uint(), r.Uint()
+	if err := r.Done("acknowledgement"); err != nil {
+		return 0, 0, fmt.Errorf("%w: %v", errFrame, err)
+	}
+	return seq, echo, nil
+}
+
+// appendPing appends a Ping frame with the sender's stamp.
+func appendPing(b []byte, stamp uint64) []byte {
+	return appendFrame(b, framePing, binary.AppendUvarint(nil, stamp))
+}
+
+// parsePing reads the body of a Ping: a stamp, at least 1.
+func parsePing(body []byte) (uint64, error) {
+	r := cs.NewReader(body)
+	stamp := r.Uint()
+	if err := r.Done("ping"); err != nil || stamp == 0 {
+		return 0, fmt.Errorf("%w: ping without a stamp", errFrame)
+	}
+	return stamp, nil
+}
+
+// parseSeq reads the body of a Welcome.
 func parseSeq(body []byte) (uint64, error) {
 	r := cs.NewReader(body)
 	seq := r.Uint()

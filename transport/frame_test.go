@@ -15,8 +15,8 @@ import (
 // accepts re-encodes to the same bytes, so only canonical frames pass.
 func FuzzFrame(f *testing.F) {
 	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint}))
-	f.Add(appendSeq(appendSeq(nil, frameWelcome, 7), frameAck, 1<<40))
-	f.Add(appendData(appendFrame(nil, framePing, nil), 3, raymond.Request{Last: -5}))
+	f.Add(appendAck(appendSeq(nil, frameWelcome, 7), 1<<40, 12345))
+	f.Add(appendData(appendPing(nil, 99), 3, raymond.Request{Last: -5}))
 	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
 	f.Add([]byte{0, 0, 0, 0})
@@ -43,12 +43,24 @@ func FuzzFrame(f *testing.F) {
 					continue
 				}
 				again = appendHello(nil, h)
-			case frameWelcome, frameAck:
+			case frameWelcome:
 				seq, err := parseSeq(fr.body)
 				if err != nil {
 					continue
 				}
 				again = appendSeq(nil, fr.typ, seq)
+			case frameAck:
+				seq, echo, err := parseAck(fr.body)
+				if err != nil {
+					continue
+				}
+				again = appendAck(nil, seq, echo)
+			case framePing:
+				stamp, err := parsePing(fr.body)
+				if err != nil {
+					continue
+				}
+				again = appendPing(nil, stamp)
 			case frameData:
 				seq, kind, enc, err := parseData(fr.body)
 				if err != nil {

@@ -194,11 +194,11 @@ type Transport struct {
 	conns map[net.Conn]struct{}
 	pre   chan struct{} // a slot per connection not yet past its Hello
 
-	// heard[j] is when a frame last came from peer j, on either of the
-	// two connections (Unix nanoseconds, 0: never); refused[j] is set by
-	// Refuse.
-	heard   map[cs.ID]*atomic.Int64
-	refused map[cs.ID]*atomic.Bool
+	// epoch is when the transport started: the times below are
+	// monotonic durations since it, so that a step of the wall clock
+	// cannot make a peer look silent.
+	epoch time.Time
+	peer  map[cs.ID]*peerState
 
 	sent, delivered, retransmitted, duplicates, reconnects, refusedConns, refusedFrames, returned atomic.Int64
 }
@@ -249,7 +249,7 @@ func New(cfg Config) (*Transport, error) {
 		inbox: make(chan Delivery, 256),
 		conns: map[net.Conn]struct{}{},
 		pre:   make(chan struct{}, maxUnauthenticated),
-		heard: map[cs.ID]*atomic.Int64{}, refused: map[cs.ID]*atomic.Bool{},
+		epoch: time.Now(), peer: map[cs.ID]*peerState{},
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -260,7 +260,7 @@ func New(cfg Config) (*Transport, error) {
 	for _, id := range slices.Sorted(maps.Keys(cfg.Peers)) {
 		t.out[id] = &link{t: t, to: id, addr: cfg.Peers[id], wake: make(chan struct{}, 1)}
 		t.in[id] = &inbound{wake: make(chan struct{}, 1)}
-		t.heard[id], t.refused[id] = &atomic.Int64{}, &atomic.Bool{}
+		t.peer[id] = &peerState{}
 	}
 	if err := t.restore(cfg.Restore); err != nil {
 		return nil, err
@@ -315,34 +315,119 @@ func (t *Transport) Acked(to cs.ID) uint64 {
 	return l.acked
 }
 
+// peerState is what the transport knows of one peer's liveness.
+type peerState struct {
+	// mu orders a ping's hearing and echo against the refusal of the
+	// peer (RefuseIf), so that no echo leaves for a ping heard after the
+	// peer was found silent.
+	mu      sync.Mutex
+	heard   atomic.Int64  // when a frame last came from it (since epoch, ns; 0: never)
+	refused atomic.Bool   // set by Refuse
+	echo    atomic.Uint64 // the stamp of its latest ping, for the acker to echo (0: none)
+	echoed  atomic.Int64  // the stamp of this node's latest ping that it echoed (since epoch, ns; 0: none)
+}
+
+// since returns the time at d after the transport's epoch, or the zero
+// time for 0.
+func (t *Transport) since(d int64) time.Time {
+	if d == 0 {
+		return time.Time{}
+	}
+	return t.epoch.Add(time.Duration(d))
+}
+
+// stamp is now, as a duration since the epoch (at least 1).
+func (t *Transport) stamp() int64 { return max(int64(time.Since(t.epoch)), 1) }
+
 // LastHeard returns when a frame last came from peer j, on either of its
 // two connections (data, pings, acknowledgements: a live peer sends one
 // per Heartbeat at least), or the zero time if never since the transport
-// started.
+// started. The time carries a monotonic reading.
 func (t *Transport) LastHeard(j cs.ID) time.Time {
-	h := t.heard[j]
-	if h == nil || h.Load() == 0 {
+	p := t.peer[j]
+	if p == nil {
 		return time.Time{}
 	}
-	return time.Unix(0, h.Load())
+	return t.since(p.heard.Load())
+}
+
+// Echoed returns when this node sent the latest of its pings that peer j
+// echoed (in an acknowledgement on channel Self -> j), or the zero time
+// if none since the transport started. Peer j heard from this node at
+// that time or later, and a peer that declares this node crashed after a
+// silence of T (RefuseIf) does so at least T after it: the lease of
+// docs/fencing.md.
+func (t *Transport) Echoed(j cs.ID) time.Time {
+	p := t.peer[j]
+	if p == nil {
+		return time.Time{}
+	}
+	return t.since(p.echoed.Load())
 }
 
 func (t *Transport) hear(j cs.ID) {
-	if h := t.heard[j]; h != nil {
-		h.Store(time.Now().UnixNano())
+	if p := t.peer[j]; p != nil {
+		p.heard.Store(t.stamp())
 	}
 }
 
+// hearPing records a ping from peer j with its stamp, to be echoed, and
+// reports false if j is refused (nothing is recorded then).
+func (t *Transport) hearPing(j cs.ID, stamp uint64) bool {
+	p := t.peer[j]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refused.Load() {
+		return false
+	}
+	p.heard.Store(t.stamp())
+	if stamp > 0 {
+		p.echo.Store(stamp)
+	}
+	return true
+}
+
+// RefuseIf refuses peer j (Refuse) if silent(LastHeard(j)) holds, and
+// reports whether it did. The test and the refusal are one step against
+// the pings from j: once it has decided, no echo leaves for a ping heard
+// after the LastHeard it tested.
+func (t *Transport) RefuseIf(j cs.ID, silent func(lastHeard time.Time) bool) bool {
+	p := t.peer[j]
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	if p.refused.Load() || !silent(t.since(p.heard.Load())) {
+		p.mu.Unlock()
+		return false
+	}
+	p.refused.Store(true)
+	p.mu.Unlock()
+	t.cutOff(j)
+	return true
+}
+
 // Refuse cuts peer j off for good: the connections to and from it are
-// closed, no more are dialed, its connections are refused with
-// RefusedCrashed (so that, if it is alive after all, it learns that it
-// was declared crashed), and messages sent to it are dropped. A node
-// calls it when its failure detector declares j crashed.
+// closed, its connections are refused with RefusedCrashed, and the link
+// to it keeps dialing it only to tell it so (so that, if it is alive after
+// all, it learns that it was declared crashed and stops); messages sent
+// to it are dropped. A node calls it when its failure detector declares
+// j crashed, or learns that another member did.
 func (t *Transport) Refuse(j cs.ID) {
-	r := t.refused[j]
-	if r == nil || r.Swap(true) {
+	p := t.peer[j]
+	if p == nil {
 		return
 	}
+	p.mu.Lock()
+	was := p.refused.Swap(true)
+	p.mu.Unlock()
+	if !was {
+		t.cutOff(j)
+	}
+}
+
+// cutOff closes the connections of peer j, just refused.
+func (t *Transport) cutOff(j cs.ID) {
 	t.log.Warn("peer declared crashed: refusing it from now on", "peer", int(j))
 	in := t.in[j]
 	in.mu.Lock()
@@ -354,8 +439,8 @@ func (t *Transport) Refuse(j cs.ID) {
 }
 
 func (t *Transport) isRefused(j cs.ID) bool {
-	r := t.refused[j]
-	return r != nil && r.Load()
+	p := t.peer[j]
+	return p != nil && p.refused.Load()
 }
 
 // Inbox is the channel of deliveries, in order per sender. The consumer
@@ -531,10 +616,10 @@ func (l *link) run() {
 			l.t.reconnects.Add(1)
 		}
 		established, err := l.session()
-		if l.t.ctx.Err() != nil || l.t.isRefused(l.to) {
+		if l.t.ctx.Err() != nil {
 			return
 		}
-		if established {
+		if established && !l.t.isRefused(l.to) {
 			backoff = l.t.cfg.MinBackoff
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
@@ -589,6 +674,12 @@ func (l *link) session() (established bool, err error) {
 	default:
 		return false, fmt.Errorf("%w: frame type %d instead of a welcome", errFrame, f.typ)
 	}
+	if t.isRefused(l.to) {
+		// Declared crashed here: tell it, in case it is alive after all
+		// and has not learnt it from a refused connection of its own.
+		conn.Write(appendFrame(nil, frameRefuse, []byte(RefusedCrashed)))
+		return false, errors.New("peer declared crashed: told it so")
+	}
 	t.hear(l.to)
 	confirmed, err := parseSeq(f.body)
 	if err == nil {
@@ -609,13 +700,18 @@ func (l *link) session() (established bool, err error) {
 			if err == nil && f.typ != frameAck {
 				err = fmt.Errorf("%w: frame type %d from the receiver", errFrame, f.typ)
 			}
-			var seq uint64
+			var seq, echo uint64
 			if err == nil {
 				t.hear(l.to)
-				seq, err = parseSeq(f.body)
+				seq, echo, err = parseAck(f.body)
 			}
 			if err == nil {
 				err = l.ack(seq)
+			}
+			if err == nil && echo > 0 {
+				if p := t.peer[l.to]; int64(echo) > p.echoed.Load() && int64(echo) <= t.stamp() {
+					p.echoed.Store(int64(echo))
+				}
 			}
 			if err != nil {
 				if errors.Is(err, errFrame) {
@@ -631,7 +727,9 @@ func (l *link) session() (established bool, err error) {
 	defer func() { raw.Close(); <-done }()
 
 	next := confirmed + 1 // the next sequence number to write
-	tick := time.NewTicker(t.cfg.Heartbeat)
+	// A ping every half heartbeat, whether or not data flows: its stamp,
+	// echoed by the peer, renews this node's lease (Echoed).
+	tick := time.NewTicker(t.cfg.Heartbeat / 2)
 	defer tick.Stop()
 	var buf []byte
 	for {
@@ -659,11 +757,9 @@ func (l *link) session() (established bool, err error) {
 		select {
 		case <-l.wake:
 		case <-tick.C:
-			if len(buf) == 0 {
-				raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
-				if _, err := conn.Write(appendFrame(nil, framePing, nil)); err != nil {
-					return true, err
-				}
+			raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
+			if _, err := conn.Write(appendPing(nil, uint64(t.stamp()))); err != nil {
+				return true, err
 			}
 		case err := <-done:
 			done <- err
@@ -831,7 +927,8 @@ func (t *Transport) serve(raw net.Conn) {
 		defer close(acked)
 		tick := time.NewTicker(t.cfg.Heartbeat)
 		defer tick.Stop()
-		last := confirmed
+		last, echoed := confirmed, uint64(0)
+		p := t.peer[peer]
 		for {
 			beat := false
 			select {
@@ -844,12 +941,17 @@ func (t *Transport) serve(raw net.Conn) {
 			in.mu.Lock()
 			c := in.confirmed
 			in.mu.Unlock()
-			if c == last && !beat {
+			echo := p.echo.Load()
+			if c == last && echo == echoed && !beat {
 				continue
 			}
-			last = c
+			last, echoed = c, echo
+			if t.isRefused(peer) {
+				raw.Close()
+				return
+			}
 			raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
-			if _, err := conn.Write(appendSeq(nil, frameAck, c)); err != nil {
+			if _, err := conn.Write(appendAck(nil, c, echo)); err != nil {
 				raw.Close()
 				return
 			}
@@ -866,16 +968,30 @@ func (t *Transport) serve(raw net.Conn) {
 			}
 			return
 		}
+		if f.typ == framePing {
+			stamp, err := parsePing(f.body)
+			if err != nil {
+				t.refuseFrame(peer, err)
+				return
+			}
+			if !t.hearPing(peer, stamp) {
+				return
+			}
+			poke(in.wake) // the acker echoes it
+			continue
+		}
 		if t.isRefused(peer) {
 			return
 		}
 		t.hear(peer)
 		switch f.typ {
-		case framePing:
-			if len(f.body) != 0 {
-				t.refuseFrame(peer, fmt.Errorf("%w: ping with a body", errFrame))
-				return
+		case frameRefuse:
+			t.refusedConns.Add(1)
+			t.log.Error("peer says it declared this node crashed", "peer", int(peer), "reason", string(f.body))
+			if string(f.body) == RefusedCrashed && t.cfg.Refused != nil {
+				t.cfg.Refused(peer)
 			}
+			return
 		case frameData:
 			if err := t.receive(in, peer, f.body); err != nil {
 				if !errors.Is(err, ErrClosed) {

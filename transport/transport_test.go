@@ -363,7 +363,8 @@ func TestBadFramesRefused(t *testing.T) {
 		{"malformed message", data(1, "REQUEST", []byte{'Q', 0x80})},
 		{"sequence gap", data(5, "REQUEST", []byte{'Q', 2})},
 		{"truncated data", appendFrame(nil, frameData, []byte{0x80})},
-		{"ping with a body", appendFrame(nil, framePing, []byte{1})},
+		{"ping without a stamp", appendFrame(nil, framePing, nil)},
+		{"ping with a stamp of 0", appendFrame(nil, framePing, []byte{0})},
 	}
 	for i, b := range bad {
 		conn, err := tls.Dial("tcp", target.Addr().String(), ident2.clientConfig(1))

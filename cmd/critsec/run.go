@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/fence"
 	"github.com/critsec/critsec/node"
 	"github.com/critsec/critsec/supervise"
 )
@@ -112,11 +114,27 @@ func runRun(c *cobra.Command, args []string) error {
 	}
 	nodeLog := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 	log := nodeLog.With("node", int(id)) // the node adds its id to its own lines
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("run: cannot find critsec's own binary for the watchdog: %w", err)
+	}
 	r := &runner{policy: f.policy, log: log, maxFailures: f.maxFailures, cooldown: f.cooldown}
+	pidFile := filepath.Join(node.NodeDir(cfg, id), "command.pgid")
 	r.sup, err = supervise.New(supervise.Config{Argv: args, Grace: f.grace, MinBackoff: f.minBackoff, MaxBackoff: f.maxBackoff,
-		Failed: r.failed, Stdout: os.Stdout, Stderr: os.Stderr, Logger: log}) // files: CMD writes to them directly
+		Failed: r.failed, Stdout: os.Stdout, Stderr: os.Stderr, Logger: log, // files: CMD writes to them directly
+		Watchdog: []string{exe, "watchdog", "--"}, PIDFile: pidFile})
 	if err != nil {
 		return badInput("run: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(pidFile), 0o700); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	// A copy left by an earlier run of this member (killed with -9 before
+	// it could stop it) goes before this one may enter.
+	if killed, err := supervise.KillLeftover(pidFile); err != nil {
+		return fmt.Errorf("run: %w", err)
+	} else if killed > 0 {
+		log.Warn("killed the command left running by an earlier run of this member", "processes", killed)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -131,6 +149,7 @@ func runRun(c *cobra.Command, args []string) error {
 	}
 	log.Info("run started", "alg", cfg.Problem.Alg.Name, "policy", f.policy, "cmd", args[0], "ctl", sock)
 	go r.follow(ctx)
+	go r.guard(ctx)
 	switch f.policy {
 	case "always":
 		r.setWant(true)
@@ -156,6 +175,7 @@ type runner struct {
 	cooldown    time.Duration
 
 	mu       sync.Mutex
+	fenced   bool      // the node's lease has lapsed: the command must not run
 	stopping bool      // shutting down: the runner makes no more calls
 	want     bool      // the policy's wish: to be InCS
 	leaving  bool      // an exit is under way: the command must not start
@@ -187,13 +207,68 @@ func (r *runner) follow(ctx context.Context) {
 		if r.leaving && st.Changes > r.leaveAt { // the exit completed (statuses coalesce: maybe entered again)
 			r.leaving = false
 		}
-		if st.State == cs.InCS && st.Pending == cs.None && !r.leaving && !r.stopping {
-			r.sup.Start()
-		}
+		r.startIf(st)
 		r.mu.Unlock()
 		r.act(ctx)
 	}
 }
+
+// startIf starts the command if the node is InCS with nothing pending,
+// no exit under way, no shutdown and a valid lease; r.mu is held.
+func (r *runner) startIf(st node.Status) {
+	if st.State == cs.InCS && st.Pending == cs.None && !r.leaving && !r.stopping && !r.fenced {
+		r.sup.Start()
+	}
+}
+
+// guard keeps the watchdog's deadline at the node's lease (plus the
+// grace) and the command stopped while the lease has lapsed
+// (docs/fencing.md): it stops it (SIGTERM) when the lease ends, the
+// watchdog kills what is left at the deadline, and it starts it again if
+// the lease is renewed.
+func (r *runner) guard(ctx context.Context) {
+	grace := r.nd.Detector().Grace
+	tick := time.NewTicker(guardEvery)
+	defer tick.Stop()
+	for {
+		l := r.nd.Lease()
+		switch {
+		case !l.Bounded:
+			r.sup.SetDeadline(fence.Unbounded)
+		case l.Until.IsZero():
+			r.sup.SetDeadline(0) // no lease yet
+		default:
+			r.sup.SetDeadline(fence.Mono(l.Until.Add(grace)))
+		}
+		fenced := !l.Valid(time.Now())
+		r.mu.Lock()
+		changed := fenced != r.fenced
+		r.fenced = fenced
+		if changed && !fenced {
+			r.startIf(r.nd.Status())
+		}
+		r.mu.Unlock()
+		if changed && fenced {
+			if running, _ := r.sup.Running(); running {
+				r.log.Warn("lease lapsed: stopping the command (the peers may declare this member crashed)",
+					"until", l.Until.Format(time.StampMilli))
+			}
+			go r.sup.Stop(context.Background()) // SIGTERM now; the watchdog's SIGKILL at the deadline
+		} else if changed {
+			r.log.Info("lease renewed", "until", l.Until.Format(time.StampMilli))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.nd.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// guardEvery is how often guard looks at the lease.
+const guardEvery = 10 * time.Millisecond
 
 // setWant records the policy's wish and acts on it.
 func (r *runner) setWant(in bool) {

@@ -45,14 +45,19 @@ func runLog(c *procCluster, id cs.ID) string {
 	return string(b)
 }
 
-// waitPID waits for the command of critsec run to write its pid to path.
-func waitPID(t *testing.T, path string) int {
+// waitGroup waits for the command of critsec run to write its pid to
+// path, and returns its process group (the watchdog's: it leads it).
+func waitGroup(t *testing.T, path string) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err == nil {
-				return pid
+			stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+			if err != nil {
+				t.Fatalf("the command is gone: %v", err)
+			}
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			if pgid, err := strconv.Atoi(f[2]); err == nil {
+				return pgid
 			}
 		}
 	}
@@ -74,8 +79,8 @@ func TestRunStopsBeforeExit(t *testing.T) {
 	if a := do(3, "enter"); a.State != "InCS" {
 		t.Fatalf("P3 after enter: %+v", a)
 	}
-	pgid := waitPID(t, pidFile)
-	for supervise.GroupAlive(pgid) < 2 {
+	pgid := waitGroup(t, pidFile)
+	for supervise.GroupAlive(pgid) < 3 { // the watchdog, the command and its child
 		time.Sleep(10 * time.Millisecond)
 	}
 	began := time.Now()
@@ -95,7 +100,7 @@ func TestRunStopsBeforeExit(t *testing.T) {
 
 	os.Remove(pidFile)
 	do(3, "enter")
-	pgid = waitPID(t, pidFile)
+	pgid = waitGroup(t, pidFile)
 	c.procs[2].Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited[2]:

@@ -1,0 +1,241 @@
+package fence_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/critsec/critsec/fence"
+	"github.com/critsec/critsec/supervise"
+)
+
+// The test binary is its own watchdog: run with watchdogEnv set, it is
+// `critsec watchdog -- ARGS` (TestMain).
+const watchdogEnv = "CRITSEC_FENCE_TEST_WATCHDOG"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(watchdogEnv) == "1" {
+		os.Exit(Watch(os.Args[1:], os.NewFile(3, "deadlines"), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a buffer safe for the command's writes and the test's
+// reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// watchdog is a running watchdog over a shell script, as critsec run's
+// supervisor starts it: the leader of a new process group, the deadline
+// pipe on file descriptor 3.
+type watchdog struct {
+	cmd    *exec.Cmd
+	pipe   *os.File
+	stderr *syncBuffer
+	exited chan error
+}
+
+func start(t *testing.T, first int64, script string) *watchdog {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(AppendDeadline(nil, first))
+	cmd := exec.Command(os.Args[0], "sh", "-c", script)
+	cmd.Env = append(os.Environ(), watchdogEnv+"=1")
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	wd := &watchdog{cmd: cmd, pipe: w, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = wd.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	go func() { wd.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		w.Close()
+	})
+	return wd
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func (wd *watchdog) group() int { return supervise.GroupAlive(wd.cmd.Process.Pid) }
+
+// TestDeadlineKillsGroup: the watchdog kills its whole group (itself, the
+// command and the command's child, which ignore SIGTERM) with SIGKILL
+// once the deadline passes, not before, and says why.
+func TestDeadlineKillsGroup(t *testing.T) {
+	wd := start(t, Unbounded, `trap "" TERM; sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	began := Now()
+	wd.pipe.Write(AppendDeadline(nil, began+int64(300*time.Millisecond)))
+	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
+	if took := time.Duration(Now() - began); took < 300*time.Millisecond {
+		t.Errorf("group killed %v after the lease began: before its deadline of 300ms", took)
+	}
+	if err := <-wd.exited; !strings.Contains(err.Error(), "killed") {
+		t.Errorf("watchdog ended with %v, want killed", err)
+	}
+	if !strings.Contains(wd.stderr.String(), "the lease ended") {
+		t.Errorf("stderr %q does not say the lease ended", wd.stderr)
+	}
+}
+
+// TestRenewalsKeepItRunning: deadlines 300 ms ahead, renewed every 20 ms,
+// keep the command running past the first; once they stop, the
+// group is killed at the last.
+func TestRenewalsKeepItRunning(t *testing.T) {
+	wd := start(t, Unbounded, `sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	var last int64
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		last = Now() + int64(300*time.Millisecond)
+		wd.pipe.Write(AppendDeadline(nil, last))
+		if wd.group() == 0 {
+			t.Fatalf("group killed while its lease was renewed: %s", wd.stderr)
+		}
+	}
+	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
+	if Now() < last {
+		t.Error("group killed before the last deadline")
+	}
+}
+
+// TestPipeEndKillsGroup: the supervisor gone (its end of the pipe
+// closed, as the kernel does when it dies), the group is killed at once
+// even with no deadline.
+func TestPipeEndKillsGroup(t *testing.T) {
+	wd := start(t, Unbounded, `sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	closed := time.Now()
+	wd.pipe.Close()
+	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
+	if took := time.Since(closed); took > 2*time.Second {
+		t.Errorf("group killed %v after the pipe ended", took)
+	}
+	if !strings.Contains(wd.stderr.String(), "critsec run is gone") {
+		t.Errorf("stderr %q does not say why", wd.stderr)
+	}
+}
+
+// TestPausedWatchdog: a watchdog stopped (SIGSTOP) across its deadline
+// kills the group as soon as it resumes.
+func TestPausedWatchdog(t *testing.T) {
+	wd := start(t, Unbounded, `sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	wd.pipe.Write(AppendDeadline(nil, Now()+int64(200*time.Millisecond)))
+	syscall.Kill(wd.cmd.Process.Pid, syscall.SIGSTOP)
+	time.Sleep(400 * time.Millisecond) // the fault: a pause past the deadline
+	if wd.group() != 3 {
+		t.Fatal("group changed while its watchdog was stopped")
+	}
+	resumed := time.Now()
+	syscall.Kill(wd.cmd.Process.Pid, syscall.SIGCONT)
+	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
+	if took := time.Since(resumed); took > time.Second {
+		t.Errorf("group killed %v after the watchdog resumed", took)
+	}
+}
+
+// TestExitStatus: the watchdog ends with its command's exit status, 128
+// plus the signal for a command killed by one, and SIGTERM to the group
+// stops the command, not the watchdog before it.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -9 $$", 128 + 9}} {
+		wd := start(t, Unbounded, c.script)
+		err := <-wd.exited
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != c.want {
+			t.Errorf("%q: watchdog exit status %d (%v), want %d", c.script, code, err, c.want)
+		}
+	}
+	wd := start(t, Unbounded, `trap "exit 3" TERM; sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	syscall.Kill(-wd.cmd.Process.Pid, syscall.SIGTERM)
+	var ee *exec.ExitError
+	if err := <-wd.exited; !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("after SIGTERM to the group: watchdog ended with %v, want the command's status 3", err)
+	}
+}
+
+// TestNotStarted: a lease already over, or a pipe that ends before its
+// first deadline, starts nothing (status 125); a line that is not a
+// deadline kills the group.
+func TestNotStarted(t *testing.T) {
+	wd := start(t, 0, `echo RAN >&2`)
+	var ee *exec.ExitError
+	if err := <-wd.exited; !errors.As(err, &ee) || ee.ExitCode() != 125 || strings.Contains(wd.stderr.String(), "RAN") {
+		t.Errorf("expired lease: %v, stderr %q; want status 125 and no start", err, wd.stderr)
+	}
+	wd = start(t, Unbounded, `sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	wd.pipe.Write([]byte("deadline soon\n"))
+	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
+	if !strings.Contains(wd.stderr.String(), `deadline "soon" is not a time`) {
+		t.Errorf("stderr %q does not name the bad line", wd.stderr)
+	}
+}
+
+// TestReadDeadlines: the lines of the pipe, read back; a line that is
+// not a deadline ends the reading with an error naming it.
+func TestReadDeadlines(t *testing.T) {
+	var b []byte
+	want := []int64{0, 1, 1 << 62, Unbounded}
+	for _, d := range want {
+		b = AppendDeadline(b, d)
+	}
+	c := make(chan int64, len(want))
+	if err := ReadDeadlines(bytes.NewReader(b), c); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range want {
+		if got := <-c; got != d {
+			t.Errorf("read %d, want %d", got, d)
+		}
+	}
+	for _, bad := range []string{"\n", "deadline\n", "deadline -5\n", "deadline x\n", "lease 5\n", strings.Repeat("9", 100)} {
+		c := make(chan int64, 1)
+		if err := ReadDeadlines(strings.NewReader(bad), c); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
