@@ -43,6 +43,7 @@ import (
 //	  timeout: 500ms      # a trusted peer silent this long is declared crashed
 //	  fence: 250ms        # critsec run stops its command after this long without every peer's echo
 //	  grace: 100ms        # ... and kills it this long after that
+//	  mode: crash-stop    # or majority: who may declare a member crashed (docs/fencing.md)
 //
 // Relative paths are relative to the file's directory. ReadConfig
 // refuses unknown fields, repeated keys and missing ones with one line
@@ -80,6 +81,29 @@ type DetectorConfig struct {
 	// margin (Validate), so that a peer that declares this node crashed
 	// does so after the command is gone (docs/fencing.md).
 	Fence, Grace time.Duration
+	// Mode is who may declare a member crashed: ModeCrashStop, a node on
+	// its own suspicion (up to n−1 crashes tolerated; a partition longer
+	// than Timeout splits the cluster), or ModeMajority, a node once a
+	// majority of the members vote for it (fewer than n/2 crashes; a
+	// partition never splits it). Empty means ModeCrashStop.
+	Mode string
+}
+
+// The detector's modes (DetectorConfig.Mode).
+const (
+	ModeCrashStop = "crash-stop"
+	ModeMajority  = "majority"
+)
+
+// Quorum is how many members' votes declare a member crashed among n: 1
+// (the node's own) in crash-stop mode, a majority of n in majority mode.
+// A node's lease needs the echoes of n − Quorum peers in majority mode,
+// so that every set of voters holds one of them (docs/fencing.md).
+func (d DetectorConfig) Quorum(n int) int {
+	if d.Mode == ModeMajority {
+		return n/2 + 1
+	}
+	return 1
 }
 
 // ClockDrift bounds the relative rate difference of two members' clocks
@@ -345,7 +369,7 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 		}
 		return nil
 	}
-	c.Detector = DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout}
+	c.Detector = DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout, Mode: ModeCrashStop}
 	if v == nil {
 		c.Detector.Fence, c.Detector.Grace = c.Detector.Timeout/2, c.Detector.Timeout/5
 		return c.Detector.Validate()
@@ -355,6 +379,13 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 		return fmt.Errorf("want a mapping with heartbeat and timeout (durations such as 100ms): %s", yamlError(err))
 	}
 	fence, grace := time.Duration(-1), time.Duration(-1)
+	if m, ok := raw["mode"]; ok {
+		if m != ModeCrashStop && m != ModeMajority {
+			return fmt.Errorf("mode: %q is not crash-stop or majority", m)
+		}
+		c.Detector.Mode = m
+		delete(raw, "mode")
+	}
 	for key, val := range raw {
 		d, err := time.ParseDuration(val)
 		if err != nil || d <= 0 {
@@ -370,7 +401,7 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 		case "grace":
 			grace = d
 		default:
-			return fmt.Errorf("unknown field %q: the fields are heartbeat, timeout, fence and grace", key)
+			return fmt.Errorf("unknown field %q: the fields are heartbeat, timeout, fence, grace and mode", key)
 		}
 	}
 	c.Detector.Fence, c.Detector.Grace = c.Detector.Timeout/2, c.Detector.Timeout/5
@@ -413,7 +444,7 @@ func (c *Config) Fingerprint() transport.Fingerprint {
 		{"initial", initial},
 		{"options", opts},
 		{"members", c.Members},
-		{"detector", []int64{int64(c.Detector.Heartbeat), int64(c.Detector.Timeout), int64(c.Detector.Fence), int64(c.Detector.Grace)}},
+		{"detector", []any{c.Detector.Heartbeat, c.Detector.Timeout, c.Detector.Fence, c.Detector.Grace, c.Detector.Mode}},
 	}
 	fp := make(transport.Fingerprint, len(fields))
 	for i, f := range fields {

@@ -144,15 +144,15 @@ func TestDetectorConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout, Fence: DefaultTimeout / 2, Grace: DefaultTimeout / 5}
+	want := DetectorConfig{Heartbeat: DefaultHeartbeat, Timeout: DefaultTimeout, Fence: DefaultTimeout / 2, Grace: DefaultTimeout / 5, Mode: ModeCrashStop}
 	if c.Detector != want {
 		t.Errorf("defaults %+v, want %+v", c.Detector, want)
 	}
-	c, err = ParseConfig("c.yaml", []byte(ft+"detector: {heartbeat: 50ms, timeout: 1s, fence: 300ms, grace: 200ms}\n"))
+	c, err = ParseConfig("c.yaml", []byte(ft+"detector: {heartbeat: 50ms, timeout: 1s, fence: 300ms, grace: 200ms, mode: majority}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (DetectorConfig{Heartbeat: 50e6, Timeout: 1e9, Fence: 300e6, Grace: 200e6}); c.Detector != want {
+	if want := (DetectorConfig{Heartbeat: 50e6, Timeout: 1e9, Fence: 300e6, Grace: 200e6, Mode: ModeMajority}); c.Detector != want {
 		t.Errorf("read %+v, want %+v", c.Detector, want)
 	}
 	for _, bad := range []struct{ detector, want string }{
@@ -162,6 +162,7 @@ func TestDetectorConfig(t *testing.T) {
 		{"{heartbeat: 100ms, timeout: 200ms}", "under 3 heartbeats"},
 		{"{fence: soon}", `fence: "soon" is not a positive duration`},
 		{"{fences: 1s}", `unknown field "fences"`},
+		{"{mode: quorum}", `mode: "quorum" is not crash-stop or majority`},
 	} {
 		_, err := ParseConfig("c.yaml", []byte(ft+"detector: "+bad.detector+"\n"))
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), bad.want) {

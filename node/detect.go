@@ -52,15 +52,32 @@ func (nd *Node) detectTicker() (*time.Ticker, []cs.Input) {
 // node's start: the transport's readers did not run either, and the
 // peers, paused too, have not sent since, so their silence would be this
 // node's own.
-func (nd *Node) detect() []cs.Input { return nd.detectAt(time.Now(), nd.tr.LastHeard, nd.tr.RefuseIf) }
+//
+// In majority mode (DetectorConfig.Mode) a trusted peer silent for the
+// timeout gets this node's vote instead: its pings are echoed no more,
+// for good (transport.MuteIf), the vote is logged (record 'V') and then
+// sent in every ping; the peer is suspected, so declared crashed, once a
+// majority of the members voted against it, this node's vote counted
+// with those in its peers' latest pings. A member cut off from the
+// majority never gathers the votes to declare anyone, and its own lease,
+// which needs the echo of one of any majority's voters, lapses.
+func (nd *Node) detect() ([]cs.Input, []cs.ID) { return nd.detectAt(time.Now(), nd.tr) }
 
-// detectAt is detect at time now, with heard(j) when peer j was last
-// heard from, and refuseIf the transport's RefuseIf: a suspicion is
-// decided, and the peer cut off, in one step against its pings, so that
-// no echo renews its lease after the silence that condemns it
-// (docs/fencing.md).
-func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time, refuseIf func(cs.ID, func(time.Time) bool) bool) []cs.Input {
-	var out []cs.Input
+// peerView is what the detector asks of the transport
+// (transport.Transport).
+type peerView interface {
+	LastHeard(cs.ID) time.Time
+	RefuseIf(cs.ID, func(time.Time) bool) bool
+	MuteIf(cs.ID, func(time.Time) bool) bool
+	Votes(cs.ID) cs.Set
+}
+
+// detectAt is detect at time now, with tv the transport: a suspicion (or
+// a vote) is decided, and the peer cut off (or muted), in one step
+// against its pings (RefuseIf, MuteIf), so that no echo renews its lease
+// after the silence that condemns it (docs/fencing.md). It returns the
+// detector's outputs and the new votes.
+func (nd *Node) detectAt(now time.Time, tv peerView) (out []cs.Input, votes []cs.ID) {
 	late := !nd.lastDetect.IsZero() && now.Sub(nd.lastDetect) > nd.det.Heartbeat
 	nd.lastDetect = now
 	if late {
@@ -71,29 +88,51 @@ func (nd *Node) detectAt(now time.Time, heard func(cs.ID) time.Time, refuseIf fu
 		if nd.rp.crashed.Has(j) {
 			continue
 		}
+		var silent time.Duration
+		silentFor := func(heard time.Time) bool {
+			last := heard
+			if last.Before(nd.detStart) {
+				last = nd.detStart // silent since this node started: count from then
+			}
+			if last.Before(nd.resumed) {
+				last = nd.resumed // or since it resumed from a pause
+			}
+			silent = now.Sub(last)
+			return silent > nd.det.Timeout
+		}
 		switch {
-		case !nd.rp.trusted.Has(j) && heard(j).After(nd.detStart):
+		case !nd.rp.trusted.Has(j) && tv.LastHeard(j).After(nd.detStart):
 			out = append(out, cs.Input{Kind: cs.InTrust, Who: j})
 			nd.metrics.trusts.Inc()
-		case nd.rp.trusted.Has(j) && !late:
-			var silent time.Duration
-			if refuseIf(j, func(heard time.Time) bool {
-				last := heard
-				if last.Before(nd.detStart) {
-					last = nd.detStart // silent since this node started: count from then
-				}
-				if last.Before(nd.resumed) {
-					last = nd.resumed // or since it resumed from a pause
-				}
-				silent = now.Sub(last)
-				return silent > nd.det.Timeout
-			}) {
+		case !nd.rp.trusted.Has(j):
+		case nd.det.Mode != ModeMajority:
+			if !late && tv.RefuseIf(j, silentFor) {
 				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
 				nd.metrics.detection.Observe(silent.Seconds())
 			}
+		default:
+			voted := nd.rp.votes.Has(j)
+			if !voted && !late && tv.MuteIf(j, silentFor) {
+				votes = append(votes, j)
+				voted = true
+				nd.metrics.votes.Inc()
+			}
+			count := 0
+			if voted {
+				count++
+			}
+			for _, v := range nd.peers {
+				if v != j && tv.Votes(v).Has(j) {
+					count++
+				}
+			}
+			if count >= nd.det.Quorum(len(nd.peers)+1) {
+				out = append(out, cs.Input{Kind: cs.InSuspect, Who: j})
+				nd.metrics.detection.Observe(now.Sub(tv.LastHeard(j)).Seconds())
+			}
 		}
 	}
-	return out
+	return out, votes
 }
 
 // declared acts on the suspicion of trusted peer j, once logged: j is

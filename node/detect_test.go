@@ -119,8 +119,8 @@ func TestDetectRounds(t *testing.T) {
 	}
 	outputs := func(nd *Node, at int) string {
 		var b strings.Builder
-		refuseIf := func(j cs.ID, silent func(time.Time) bool) bool { return silent(heard(j)) }
-		for _, in := range nd.detectAt(ms(at), heard, refuseIf) {
+		ins, _ := nd.detectAt(ms(at), &fakeView{heard: heard})
+		for _, in := range ins {
 			nd.rp.detected(in)
 			b.WriteString(in.String() + ";")
 		}
@@ -213,5 +213,71 @@ func TestLease(t *testing.T) {
 	_, nodes = startClusterConfig(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
 	if l := nodes[0].Lease(); l.Bounded {
 		t.Errorf("raymond's lease %+v is bounded: nobody acts on a suspicion", l)
+	}
+}
+
+// fakeView is a transport as the detector sees it, with a given clock of
+// hearing and given votes.
+type fakeView struct {
+	heard func(cs.ID) time.Time
+	votes map[cs.ID]cs.Set
+	muted cs.Set
+}
+
+func (f *fakeView) LastHeard(j cs.ID) time.Time                        { return f.heard(j) }
+func (f *fakeView) RefuseIf(j cs.ID, silent func(time.Time) bool) bool { return silent(f.heard(j)) }
+func (f *fakeView) Votes(j cs.ID) cs.Set                               { return f.votes[j] }
+func (f *fakeView) MuteIf(j cs.ID, silent func(time.Time) bool) bool {
+	if !f.muted.Has(j) && silent(f.heard(j)) {
+		f.muted.Add(j)
+	}
+	return f.muted.Has(j)
+}
+
+// TestMajorityVotes: in majority mode (n = 5, so 3 votes declare) a
+// trusted peer silent for the timeout gets this node's vote, once, and is
+// suspected only when the votes in the peers' pings make a majority with
+// it; votes of a peer about itself do not count.
+func TestMajorityVotes(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	nd := &Node{det: DetectorConfig{Heartbeat: 100 * time.Millisecond, Timeout: 500 * time.Millisecond, Mode: ModeMajority},
+		peers: []cs.ID{2, 3, 4, 5}, rp: &replay{}, detStart: t0}
+	nd.metrics = newMetrics(nd)
+	for _, j := range nd.peers {
+		nd.rp.trusted.Add(j)
+	}
+	heard := func(j cs.ID) time.Time {
+		if j == 2 {
+			return t0 // P2 silent from the start
+		}
+		return t0.Add(time.Hour) // the others always heard
+	}
+	fv := &fakeView{heard: heard, votes: map[cs.ID]cs.Set{}}
+	round := func(at time.Duration) ([]cs.Input, []cs.ID) {
+		ins, votes := nd.detectAt(t0.Add(at), fv)
+		for _, j := range votes {
+			nd.rp.votes.Add(j)
+		}
+		return ins, votes
+	}
+	for at := 50 * time.Millisecond; at <= 500*time.Millisecond; at += 50 * time.Millisecond {
+		if ins, votes := round(at); len(ins)+len(votes) != 0 {
+			t.Fatalf("at %v, before the timeout: %v, votes %v", at, ins, votes)
+		}
+	}
+	if ins, votes := round(550 * time.Millisecond); len(ins) != 0 || !slices.Equal(votes, []cs.ID{2}) {
+		t.Fatalf("past the timeout: %v, votes %v; want a vote against P2 and no suspicion", ins, votes)
+	}
+	if _, votes := round(650 * time.Millisecond); len(votes) != 0 {
+		t.Fatalf("voted again: %v", votes)
+	}
+	fv.votes[3] = cs.NewSet(2)
+	fv.votes[2] = cs.NewSet(2) // P2 about itself: not counted
+	if ins, _ := round(700 * time.Millisecond); len(ins) != 0 {
+		t.Fatalf("2 votes of 5 (and P2's own): %v, want no suspicion", ins)
+	}
+	fv.votes[5] = cs.NewSet(2, 4)
+	if ins, _ := round(750 * time.Millisecond); !slices.Equal(ins, []cs.Input{{Kind: cs.InSuspect, Who: 2}}) {
+		t.Fatalf("3 votes of 5: %v, want P2 suspected", ins)
 	}
 }

@@ -20,7 +20,7 @@ type metrics struct {
 	enterWait, exitWait prometheus.Histogram
 	fsync               prometheus.Histogram
 	suspicions, trusts  prometheus.Counter
-	lateRounds          prometheus.Counter
+	lateRounds, votes   prometheus.Counter
 	detection           prometheus.Histogram
 	group               prometheus.Histogram
 }
@@ -48,7 +48,8 @@ func newMetrics(nd *Node) *metrics {
 	m.lateRounds = prometheus.NewCounter(prometheus.CounterOpts(f("detector_late_rounds_total", "Detector rounds that came more than a heartbeat late (a paused process or a slow fsync) and so suspected nobody.")))
 	m.trusts = prometheus.NewCounter(prometheus.CounterOpts(f("detector_trusts_total", "Peers the failure detector began to trust.")))
 	m.detection = hist("detector_detection_seconds", "How long a peer declared crashed had been silent when it was (the detection time).", prometheus.ExponentialBucketsRange(1e-2, 10, 12))
-	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group, m.suspicions, m.trusts, m.lateRounds, m.detection)
+	m.votes = prometheus.NewCounter(prometheus.CounterOpts(f("detector_votes_total", "Votes this node cast against silent peers (majority mode): final; a majority of votes declares a peer crashed.")))
+	m.reg.MustRegister(m.sent, m.received, m.state, m.pending, m.enterWait, m.exitWait, m.fsync, m.group, m.suspicions, m.trusts, m.lateRounds, m.detection, m.votes)
 	stat := func(name, help string, v func() int64) {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(f(name, help)), func() float64 { return float64(v()) }))
 	}

@@ -152,6 +152,7 @@ type Node struct {
 	err      error          // why the driver stopped
 	watchers map[chan Status]struct{}
 	cut      cs.Set // the peers this node's detector declared crashed (Lease)
+	voted    cs.Set // the votes logged, which the pings carry (majority mode)
 }
 
 // call is an Entry or Exit request for the driver.
@@ -221,12 +222,18 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		}
 	}
 	refused := make(chan cs.ID, len(peers))
+	var nd *Node // its votes go in the transport's pings
 	tc := transport.Config{
 		Self: id, Listener: ln, Peers: peers, Identity: ident,
 		Fingerprint: rp.fp, Decode: cfg.Problem.Decoder(), Logger: log, Restore: rp.channels(),
 	}
 	if cfg.Detector.Heartbeat > 0 {
 		tc.Heartbeat = cfg.Detector.Heartbeat
+		tc.Votes = func() cs.Set {
+			nd.mu.Lock()
+			defer nd.mu.Unlock()
+			return nd.voted.Clone()
+		}
 		tc.Refused = func(peer cs.ID) {
 			select {
 			case refused <- peer:
@@ -242,7 +249,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		ln.Close()
 		return nil, err
 	}
-	nd := &Node{
+	nd = &Node{
 		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl, rp: rp, fresh: freshReplay(cfg, rp),
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
@@ -253,6 +260,10 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		tr.Refuse(j) // declared crashed before the restart: still crashed
 	}
 	nd.cut = rp.crashed.Clone()
+	nd.voted = rp.votes.Clone()
+	for _, j := range rp.votes.Members() {
+		tr.Mute(j) // voted against before the restart: no echo, for good
+	}
 	for _, j := range nd.peers {
 		nd.logged[j] = rp.out[j].Acked
 	}
@@ -357,7 +368,19 @@ func (nd *Node) drive() {
 					return
 				}
 			case <-tick.C:
-				fds = nd.detect()
+				var votes []cs.ID
+				fds, votes = nd.detect()
+				for _, j := range votes {
+					nd.wal.Add(appendVote(rec[:0], time.Now().UnixNano(), j))
+					nd.rp.votes.Add(j)
+				}
+				if len(votes) > 0 { // logged before the pings carry them
+					if err := nd.wal.Commit(); err != nil {
+						nd.stop(err)
+						return
+					}
+					nd.publish()
+				}
 			case peer := <-nd.refused:
 				// Logged first, so that a restart does not resume InCS.
 				nd.wal.Add(appendDeclared(rec[:0], time.Now().UnixNano(), peer))
@@ -416,6 +439,7 @@ func (nd *Node) drive() {
 			nd.metrics.fsync.Observe((nd.wal.SyncTime - took).Seconds())
 		}
 		nd.metrics.group.Observe(float64(len(acts)))
+		nd.publish()
 		for i := range acts {
 			if err := nd.apply(&acts[i]); err != nil {
 				nd.stop(err)
@@ -634,6 +658,9 @@ func (nd *Node) Lease() Lease {
 	if nd.det.Heartbeat == 0 {
 		return Lease{}
 	}
+	if nd.det.Mode == ModeMajority {
+		return nd.majorityLease()
+	}
 	nd.mu.Lock()
 	cut := nd.cut.Clone()
 	nd.mu.Unlock()
@@ -651,6 +678,39 @@ func (nd *Node) Lease() Lease {
 		}
 	}
 	return l
+}
+
+// publish puts the votes logged in the pings (driver only: after a
+// commit).
+func (nd *Node) publish() {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if !nd.voted.Equal(nd.rp.votes) {
+		nd.voted = nd.rp.votes.Clone()
+		nd.log.Warn("voted against a silent peer: it is declared crashed once a majority of the members vote so",
+			"votes", nd.voted.Members())
+	}
+}
+
+// majorityLease is Lease in majority mode: the fence time after the
+// (n − Quorum)-th latest echo among all the peers, so that any majority
+// of voters includes a peer whose echo it counts on.
+func (nd *Node) majorityLease() Lease {
+	need := len(nd.peers) + 1 - nd.det.Quorum(len(nd.peers)+1)
+	if need <= 0 {
+		return Lease{} // nobody can gather the votes to declare this node
+	}
+	var ends []time.Time
+	for _, j := range nd.peers {
+		if e := nd.tr.Echoed(j); !e.IsZero() {
+			ends = append(ends, e.Add(nd.det.Fence))
+		}
+	}
+	if len(ends) < need {
+		return Lease{Bounded: true}
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
+	return Lease{Bounded: true, Until: ends[need-1]}
 }
 
 // Detector returns the failure detector's settings (Heartbeat 0: none).

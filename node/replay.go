@@ -19,6 +19,8 @@ import (
 //	'A' to, seq                        the peer confirmed channel id -> to up to seq
 //	'F' t, 'S'|'T', j                  the failure detector began to suspect (S) or
 //	                                   trusted (T) peer j: an input of the machine
+//	'V' t, j                           this member voted against peer j (majority mode):
+//	                                   it echoes j's pings no more, for good
 //	'X' t, j                           peer j refused this member: it declared it crashed;
 //	                                   the member may not start again
 //	'S' t, state, channels             a snapshot: the machine's state (AppendState)
@@ -26,6 +28,7 @@ import (
 //	                                   seq and unconfirmed messages (kind, encoding),
 //	                                   then channel j -> id's last delivered seq,
 //	                                   then the detector's trusted and crashed sets
+//	                                   and the votes
 //
 // A snapshot replaces every record before it but the header (log
 // compaction, Node's CompactEvery): replay restores the machine from it
@@ -46,7 +49,14 @@ const (
 	recSnap    = 'S'
 	recDetect  = 'F'
 	recRefused = 'X'
+	recVote    = 'V'
 )
+
+// appendVote appends the record of this member's vote against peer j.
+func appendVote(b []byte, t int64, j cs.ID) []byte {
+	b = binary.AppendVarint(append(b, recVote), t)
+	return binary.AppendUvarint(b, uint64(j))
+}
 
 // appendDeclared appends the record of peer j's refusal of this member.
 func appendDeclared(b []byte, t int64, j cs.ID) []byte {
@@ -113,8 +123,10 @@ type replay struct {
 	// declaredBy is the peer that refused this member, having declared
 	// it crashed (record 'X'), or 0.
 	declaredBy cs.ID
-	out        map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
-	in         map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
+	// votes are the peers this member voted against (record 'V').
+	votes cs.Set
+	out   map[cs.ID]*transport.Outgoing // every channel id -> j, Self included
+	in    map[cs.ID]uint64              // channel j -> id, Self's is out[id].Acked
 }
 
 func newReplay(id cs.ID, n int, fp transport.Fingerprint, m cs.Machine, dec cs.Decoder) *replay {
@@ -200,16 +212,20 @@ func (r *replay) record(b []byte) error {
 		}
 		r.detected(in)
 		return r.step(in, 0)
-	case recRefused:
+	case recRefused, recVote:
 		r.setTime(rd.Int())
 		j := cs.ID(rd.Uint())
-		if err := rd.Done("refusal"); err != nil {
+		if err := rd.Done("refusal or vote"); err != nil {
 			return err
 		}
 		if j < 1 || int(j) > r.n || j == r.id {
-			return fmt.Errorf("a refusal by P%d, not a peer", j)
+			return fmt.Errorf("a refusal or vote about P%d, not a peer", j)
 		}
-		r.declaredBy = j
+		if typ == recVote {
+			r.votes.Add(j)
+		} else {
+			r.declaredBy = j
+		}
 		return nil
 	case recSnap:
 		if r.records != 2 {
@@ -284,7 +300,7 @@ func (r *replay) appendSnapshot(b []byte) []byte {
 		}
 		b = binary.AppendUvarint(b, r.in[cs.ID(j)])
 	}
-	return r.crashed.AppendBinary(r.trusted.AppendBinary(b))
+	return r.votes.AppendBinary(r.crashed.AppendBinary(r.trusted.AppendBinary(b)))
 }
 
 // snapshot takes an 'S' record (after its type byte): the machine, fresh,
@@ -322,6 +338,10 @@ func (r *replay) snapshot(rd *cs.Reader) error {
 		}
 	}
 	r.trusted, r.crashed = rd.Set(r.n), rd.Set(r.n)
+	r.votes = cs.Set{}
+	if rd.Len() > 0 {
+		r.votes = rd.Set(r.n)
+	}
 	if err := rd.Done("snapshot"); err != nil {
 		return err
 	}

@@ -31,7 +31,8 @@ const (
 	// receiver also sends it as its heartbeat.
 	frameAck
 	// framePing is the sender's heartbeat, every half heartbeat: a stamp
-	// of the sender's clock, which the receiver echoes in its next Ack.
+	// of the sender's clock, which the receiver echoes in its next Ack,
+	// and the sender's votes (a set of process ids, cs.Set's encoding).
 	framePing
 )
 
@@ -156,19 +157,21 @@ func parseAck(body []byte) (seq, echo uint64, err error) {
 	return seq, echo, nil
 }
 
-// appendPing appends a Ping frame with the sender's stamp.
-func appendPing(b []byte, stamp uint64) []byte {
-	return appendFrame(b, framePing, binary.AppendUvarint(nil, stamp))
+// appendPing appends a Ping frame with the sender's stamp and votes.
+func appendPing(b []byte, stamp uint64, votes cs.Set) []byte {
+	return appendFrame(b, framePing, votes.AppendBinary(binary.AppendUvarint(nil, stamp)))
 }
 
-// parsePing reads the body of a Ping: a stamp, at least 1.
-func parsePing(body []byte) (uint64, error) {
+// parsePing reads the body of a Ping: a stamp, at least 1, and a set of
+// ids in 1..n.
+func parsePing(body []byte, n int) (uint64, cs.Set, error) {
 	r := cs.NewReader(body)
 	stamp := r.Uint()
+	votes := r.Set(n)
 	if err := r.Done("ping"); err != nil || stamp == 0 {
-		return 0, fmt.Errorf("%w: ping without a stamp", errFrame)
+		return 0, cs.Set{}, fmt.Errorf("%w: ping without a stamp and a set of votes", errFrame)
 	}
-	return stamp, nil
+	return stamp, votes, nil
 }
 
 // parseSeq reads the body of a Welcome.

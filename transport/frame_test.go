@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/cs"
 )
 
 // FuzzFrame: the frame parser, given any byte stream, reads frames until
@@ -16,7 +17,7 @@ import (
 func FuzzFrame(f *testing.F) {
 	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint}))
 	f.Add(appendAck(appendSeq(nil, frameWelcome, 7), 1<<40, 12345))
-	f.Add(appendData(appendPing(nil, 99), 3, raymond.Request{Last: -5}))
+	f.Add(appendData(appendPing(nil, 99, cs.NewSet(2, 3)), 3, raymond.Request{Last: -5}))
 	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
 	f.Add([]byte{0, 0, 0, 0})
@@ -56,11 +57,11 @@ func FuzzFrame(f *testing.F) {
 				}
 				again = appendAck(nil, seq, echo)
 			case framePing:
-				stamp, err := parsePing(fr.body)
+				stamp, votes, err := parsePing(fr.body, 100)
 				if err != nil {
 					continue
 				}
-				again = appendPing(nil, stamp)
+				again = appendPing(nil, stamp, votes)
 			case frameData:
 				seq, kind, enc, err := parseData(fr.body)
 				if err != nil {

@@ -108,6 +108,10 @@ type Config struct {
 	// because it declared this node crashed (see Refuse): this incarnation
 	// of the node must stop.
 	Refused func(peer cs.ID)
+	// Votes, when not nil, returns the set this node puts in its pings
+	// (its votes against peers, docs/fencing.md); a peer's latest is
+	// Transport.Votes.
+	Votes func() cs.Set
 }
 
 // RefusedCrashed is the reason a transport gives a peer it refuses after
@@ -325,6 +329,8 @@ type peerState struct {
 	refused atomic.Bool   // set by Refuse
 	echo    atomic.Uint64 // the stamp of its latest ping, for the acker to echo (0: none)
 	echoed  atomic.Int64  // the stamp of this node's latest ping that it echoed (since epoch, ns; 0: none)
+	muted   atomic.Bool   // set by MuteIf: its pings are no longer echoed
+	votes   atomic.Value  // the cs.Set in its latest ping
 }
 
 // since returns the time at d after the transport's epoch, or the zero
@@ -371,9 +377,10 @@ func (t *Transport) hear(j cs.ID) {
 	}
 }
 
-// hearPing records a ping from peer j with its stamp, to be echoed, and
-// reports false if j is refused (nothing is recorded then).
-func (t *Transport) hearPing(j cs.ID, stamp uint64) bool {
+// hearPing records a ping from peer j with its stamp, to be echoed
+// unless j is muted, and its votes; it reports false if j is refused
+// (nothing is recorded then).
+func (t *Transport) hearPing(j cs.ID, stamp uint64, votes cs.Set) bool {
 	p := t.peer[j]
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -381,11 +388,48 @@ func (t *Transport) hearPing(j cs.ID, stamp uint64) bool {
 		return false
 	}
 	p.heard.Store(t.stamp())
-	if stamp > 0 {
+	if !p.muted.Load() {
 		p.echo.Store(stamp)
 	}
+	p.votes.Store(votes)
 	return true
 }
+
+// Votes returns the set in peer j's latest ping (Config.Votes), empty if
+// none.
+func (t *Transport) Votes(j cs.ID) cs.Set {
+	if p := t.peer[j]; p != nil {
+		if v, ok := p.votes.Load().(cs.Set); ok {
+			return v
+		}
+	}
+	return cs.Set{}
+}
+
+// MuteIf stops echoing peer j's pings, for good, if silent(LastHeard(j))
+// holds, and reports whether it did (or had already): the test and the
+// muting are one step against j's pings, as in RefuseIf. Its connections
+// and messages go on; only its lease no longer counts on this node.
+func (t *Transport) MuteIf(j cs.ID, silent func(lastHeard time.Time) bool) bool {
+	p := t.peer[j]
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.muted.Load() {
+		return true
+	}
+	if !silent(t.since(p.heard.Load())) {
+		return false
+	}
+	p.muted.Store(true)
+	p.echo.Store(0)
+	return true
+}
+
+// Mute stops echoing peer j's pings, for good (a restart's MuteIf).
+func (t *Transport) Mute(j cs.ID) { t.MuteIf(j, func(time.Time) bool { return true }) }
 
 // RefuseIf refuses peer j (Refuse) if silent(LastHeard(j)) holds, and
 // reports whether it did. The test and the refusal are one step against
@@ -758,7 +802,11 @@ func (l *link) session() (established bool, err error) {
 		case <-l.wake:
 		case <-tick.C:
 			raw.SetWriteDeadline(time.Now().Add(3 * t.cfg.Heartbeat))
-			if _, err := conn.Write(appendPing(nil, uint64(t.stamp()))); err != nil {
+			var votes cs.Set
+			if t.cfg.Votes != nil {
+				votes = t.cfg.Votes()
+			}
+			if _, err := conn.Write(appendPing(nil, uint64(t.stamp()), votes)); err != nil {
 				return true, err
 			}
 		case err := <-done:
@@ -969,12 +1017,12 @@ func (t *Transport) serve(raw net.Conn) {
 			return
 		}
 		if f.typ == framePing {
-			stamp, err := parsePing(f.body)
+			stamp, votes, err := parsePing(f.body, len(t.peer)+1)
 			if err != nil {
 				t.refuseFrame(peer, err)
 				return
 			}
-			if !t.hearPing(peer, stamp) {
+			if !t.hearPing(peer, stamp, votes) {
 				return
 			}
 			poke(in.wake) // the acker echoes it

@@ -364,7 +364,9 @@ func TestBadFramesRefused(t *testing.T) {
 		{"sequence gap", data(5, "REQUEST", []byte{'Q', 2})},
 		{"truncated data", appendFrame(nil, frameData, []byte{0x80})},
 		{"ping without a stamp", appendFrame(nil, framePing, nil)},
-		{"ping with a stamp of 0", appendFrame(nil, framePing, []byte{0})},
+		{"ping with a stamp of 0", appendFrame(nil, framePing, []byte{0, 0})},
+		{"ping without votes", appendFrame(nil, framePing, []byte{5})},
+		{"ping voting against P200", appendPing(nil, 5, cs.NewSet(200))},
 	}
 	for i, b := range bad {
 		conn, err := tls.Dial("tcp", target.Addr().String(), ident2.clientConfig(1))
