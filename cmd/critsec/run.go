@@ -53,9 +53,17 @@ After --max-failures consecutive failures of CMD (a run shorter than
 --max-backoff counts as one), the node leaves the CS so another member can run
 a copy, and asks again after --cooldown (always, signal); 0 never leaves.
 
+CMD runs under a watchdog (critsec watchdog, the leader of CMD's process
+group) that kills the whole group with SIGKILL when this process dies, and,
+with an algorithm that acts on failure suspicions (ftraymond), when the
+node's lease lapses: the detector's fence time without every needed peer's
+echo, plus its grace. The cluster file's detector section sets them and the
+mode (crash-stop or majority); docs/fencing.md has the argument. A copy of
+CMD left by an earlier run of this member is killed before it may enter.
+
 SIGINT or SIGTERM stops CMD, leaves the CS (waiting up to --leave-timeout),
 and stops the node. Exit status: 0 stopped by a signal; 2 bad input; 3 the
-node stopped on an error.`,
+node stopped on an error (a member declared crashed stops with 3).`,
 	Args: func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return badInput("run: no command: give it after --, as in critsec run --config FILE --id I -- CMD ARGS")
