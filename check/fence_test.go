@@ -79,6 +79,15 @@ func TestFencing(t *testing.T) {
 		if err != nil || rep.Confirmation != trace.Confirmed {
 			t.Errorf("%s: trace check: %v %s %s", c.name, err, rep.Confirmation, rep.ClaimNote)
 		}
+		// Depth-first, with and without the partial-order reduction, finds
+		// a fencing violation too.
+		for _, por := range []bool{false, true} {
+			ms, p := ftMachines(t, c.k, c.wrap)
+			cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true, DepthFirst: true, PartialOrder: por}
+			if res, err := check.Run(cfg); err != nil || res.Verdict != check.Violated || res.Violation.Kind != check.KindFencing {
+				t.Errorf("%s depth-first (reduction %v): %v %s %+v", c.name, por, err, res.Verdict, res.Violation)
+			}
+		}
 	}
 	// Without Fencing the same machines are ok; Fencing refuses machines
 	// without tokens.
