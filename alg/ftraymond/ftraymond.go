@@ -466,8 +466,18 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	for j := 1; j <= int(m.size); j++ {
 		m.replyCount[j], m.deferCount[j] = r.Int32(), r.Int32()
 	}
-	for _, s := range []*cs.Set{&m.trusted, &m.crashed, &m.suspected, &m.acked, &m.initWait, &m.fenced} {
+	for _, s := range []*cs.Set{&m.trusted, &m.crashed, &m.suspected, &m.acked, &m.initWait} {
 		*s = r.Set(int(m.size))
+	}
+	// A snapshot written before the machine had tokens ends here. Its
+	// token, if InCS, takes crashed_i: every process in it was declared
+	// crashed, so naming them all keeps both fencing guarantees.
+	m.fenced = cs.Set{}
+	switch {
+	case r.Len() > 0:
+		m.fenced = r.Set(int(m.size))
+	case m.state == inCS:
+		m.fenced = m.crashed.Clone()
 	}
 }
 

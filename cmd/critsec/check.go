@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -258,6 +259,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
+		return err
+	}
 	// The trace file is opened before the run, so a path that cannot be
 	// written is refused at once, not after a long search.
 	var tf *os.File
@@ -379,6 +383,15 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		traceErr = check.RemoveCheckpoint(f.checkpoint)
 	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// checkFencing refuses --fencing (on) for algorithm alg when its machines
+// ms give no fencing tokens.
+func checkFencing(on bool, alg string, ms []cs.Machine) error {
+	if _, ok := ms[0].(cs.Fencing); on && !ok {
+		return badInput("--fencing: %s gives no fencing tokens (ftraymond and raymond do; docs/fencing.md): leave --fencing out, or choose one of them", alg)
+	}
+	return nil
 }
 
 // executable is os.Executable; a test replaces it to see --checkpoint

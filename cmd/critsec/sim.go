@@ -174,6 +174,9 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if cfg.Machines, err = pr.machines(); err != nil {
 		return err
 	}
+	if err := checkFencing(f.fencing, pr.Alg.Name, cfg.Machines); err != nil {
+		return err
+	}
 	if err := cfg.Validate(); err != nil {
 		return badInput("%v", err)
 	}
