@@ -15,7 +15,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,9 +22,7 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -42,19 +39,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fencing:", err)
 		os.Exit(2)
 	}
-	defer st.Close()
+	// Every write is on disk before its answer (Store.Write), so the
+	// service may be stopped by any signal.
 	srv := &http.Server{Addr: *addr, Handler: handler(st), ReadHeaderTimeout: 5 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-	}()
-	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
-		log.Fatal(err)
-	}
+	log.Fatal(srv.ListenAndServe())
 }
 
 // handler serves POST /write?member=M&seq=S&crashed=A,B with the data as
