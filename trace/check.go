@@ -35,6 +35,11 @@ type Report struct {
 	// Entries[i] and Exits[i] count the state events of process i (to InCS
 	// and to OutCS), i = 1..n; index 0 is unused.
 	Entries, Exits []int64
+	// Fences counts the entries that carried a fencing token, and FenceK
+	// is the k the fencing properties were checked with (0: no token, not
+	// checked).
+	Fences int64
+	FenceK int
 	// Violation is the first inconsistency, or nil.
 	Violation *Violation
 	// Claim is the header's "demonstrates" or the final verdict event's
@@ -440,7 +445,7 @@ func (c *checker) fence(ev Event) bool {
 			return true
 		}
 		_, hi := c.rep.Property.GlobalBounds()
-		c.fences = property.NewFences(hi)
+		c.fences, c.rep.FenceK = property.NewFences(hi), hi
 		for id := cs.ID(1); int(id) <= c.n; id++ {
 			if id != ev.Node && c.state[id] == cs.InCS {
 				c.fences.Enter(id, 0, false, nil)
@@ -463,6 +468,7 @@ func (c *checker) fence(ev Event) bool {
 			}
 		}
 		f = c.fences.Enter(ev.Node, ev.Fence.Seq, true, ev.Fence.Crashed)
+		c.rep.Fences++
 	}
 	if f != nil {
 		return c.fail(RuleFencing, f.Error())

@@ -276,7 +276,7 @@ func TestFencingCLI(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"fence":{"seq":`) || !strings.Contains(string(b), `"fencing":true`) {
 		t.Fatalf("sim trace without tokens: %v", err)
 	}
-	if code, out = runCLI(t, "trace", "check", tr); code != 0 || !strings.HasPrefix(out, "ok:") {
+	if code, out = runCLI(t, "trace", "check", tr); code != 0 || !strings.HasPrefix(out, "ok:") || !strings.Contains(out, "with tokens, both fencing properties hold (k = 2; docs/fencing.md)") {
 		t.Errorf("trace check: exit %d\n%s", code, out)
 	}
 }
