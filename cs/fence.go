@@ -9,9 +9,11 @@ package cs
 // guarantees, which the model checker, the simulator and the trace
 // checker verify):
 //
-//   - Seq: with k = 1, every entry's Seq exceeds the Seq of every entry
-//     that happened before it, cluster-wide, so a resource that keeps the
-//     largest Seq it has accepted refuses every older holder;
+//   - Seq: with k = 1, every entry's Seq is at least the Seq of every
+//     entry that happened before it, cluster-wide, and greater than it
+//     when that entry was another process's (equal Seqs are one process's
+//     consecutive CS periods), so a resource that accepts a Seq at least
+//     the largest it has accepted refuses every older holder;
 //   - Crashed: the processes the machine knew as crashed when the entry
 //     completed; with any k, at every moment at most k holders (processes
 //     InCS, and processes that crashed while InCS) are named by no

@@ -482,14 +482,15 @@ func (m *Machine) ReadState(r *cs.Reader) {
 }
 
 // Fence is the token of the current CS period (cs.Fencing): Seq is the
-// request's timestamp (last_i, i) of line 11 in Lamport's total order
+// request's timestamp (last_i, i) of line 10 in Lamport's total order
 // (line 24), and Crashed is crashed_i when line 16 ran. With k = 1 an entry
 // has the permission of every process outside crashed_i, each given after
 // it saw the request (lines 15 and 41), and the processes in crashed_i
 // have crashed (T's trusting accuracy, or P's strong accuracy), so every
-// later request is stamped after it. With any k, a process that seemed
-// crashed and was InCS is named by the entries made after its CRASH was
-// handled (docs/fencing.md).
+// later request of another process is stamped after it (the process's own
+// next one may keep the stamp: line 10 does not advance H_i). With any k,
+// a process that seemed crashed and was InCS is named by the entries made
+// after its CRASH was handled (docs/fencing.md).
 func (m *Machine) Fence() cs.Fence {
 	return cs.Fence{Seq: cs.FenceSeq(m.last, cs.ID(m.i), int(m.size)), Crashed: m.fenced.Clone()}
 }
