@@ -59,6 +59,9 @@ const (
 	// KindDeadlock: a pending request that no continuation can complete
 	// (docs/checker.md, "Deadlock under a budget").
 	KindDeadlock = trace.KindDeadlock
+	// KindFencing: a fencing property broke (Config.Fencing); the detail
+	// says which.
+	KindFencing = trace.KindFencing
 )
 
 // Config describes one model-checking problem.
@@ -87,6 +90,16 @@ type Config struct {
 	// process takes no further step; messages to it are dropped; messages
 	// it sent before crashing stay in transit and are delivered.
 	Crashes int
+	// Fencing also checks the fencing properties of the tokens
+	// (cs.Fencing, property.FenceFailure; docs/fencing.md) after every
+	// state change and crash, with k the property's upper bound: at k = 1
+	// every entry's Seq exceeds every earlier entry's, and at every k at
+	// most k holders (processes InCS, or crashed InCS) are named by no
+	// holder's token. Every machine must implement cs.Fencing and the
+	// property must be global. The state then keeps the properties'
+	// history (the processes that crashed InCS, the largest Seq), so a run
+	// finds more states than without.
+	Fencing bool
 	// Detector is the failure-detector class whose outputs are explored for
 	// machines that implement cs.Detecting; nil means no detector outputs.
 	Detector Detector
@@ -378,6 +391,9 @@ func (c Config) Validate() error {
 	case c.DeadlockStates < 0:
 		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
 	}
+	if err := c.validateFencing(); err != nil {
+		return err
+	}
 	if err := c.validateLiveness(); err != nil {
 		return err
 	}
@@ -404,6 +420,22 @@ func (c Config) Validate() error {
 		}
 		if m.Pending() != cs.None {
 			return fmt.Errorf("check: process %d starts with a pending %s request: want none", i+1, m.Pending())
+		}
+	}
+	return nil
+}
+
+// validateFencing checks that the fencing properties can be checked.
+func (c Config) validateFencing() error {
+	if !c.Fencing {
+		return nil
+	}
+	if !c.Property.IsGlobal() {
+		return fmt.Errorf("check: Fencing needs a global property (k-mutual exclusion), not %s", c.Property)
+	}
+	for i, m := range c.Machines {
+		if _, ok := m.(cs.Fencing); !ok {
+			return fmt.Errorf("check: Fencing: process %d's machine (%T) gives no fencing tokens (cs.Fencing)", i+1, m)
 		}
 	}
 	return nil

@@ -184,6 +184,9 @@ func newExplorer(cfg Config) *explorer {
 		sendsTo:   make([]uint64, len(cfg.Machines)),
 		tab:       newInterner(),
 	}
+	if cfg.Fencing {
+		_, x.fenceK = cfg.Property.GlobalBounds()
+	}
 	for i, m := range cfg.Machines {
 		_, x.detecting[i] = m.(cs.Detecting)
 		x.sendsTo[i] = sendsTo(m, x.n)

@@ -12,9 +12,12 @@ import "github.com/critsec/critsec/cs"
 //	n words            per process: m | state << 32 | pending << 40 | budget (8 bits) << 48
 //	len(flight) words  per message in transit: link << 32 | m
 //	n words            with a failure detector only: suspect
+//	4 words            with the fencing properties only: zombies,
+//	                   zombieNamed, lastSeq, lastID
 type packer struct {
 	n        int
 	detector bool
+	fencing  bool
 	// the unpacked state and its buffers, valid until the next unpack
 	s       gstate
 	procs   []proc
@@ -23,7 +26,7 @@ type packer struct {
 }
 
 func newPacker(x *model) *packer {
-	return &packer{n: x.n, detector: x.detector != nil}
+	return &packer{n: x.n, detector: x.detector != nil, fencing: x.fenceK > 0}
 }
 
 // appendPacked appends s packed to b.
@@ -37,6 +40,9 @@ func (pk *packer) appendPacked(b []uint64, s *gstate) []uint64 {
 	}
 	if pk.detector {
 		b = append(b, s.suspect...)
+	}
+	if pk.fencing {
+		b = append(b, s.zombies, s.zombieNamed, s.lastSeq, uint64(s.lastID))
 	}
 	return b
 }
@@ -59,6 +65,14 @@ func (pk *packer) unpack(w []uint64) *gstate {
 		at := 2 + pk.n + nf
 		pk.suspect = append(pk.suspect[:0], w[at:at+pk.n]...)
 		pk.s.suspect = pk.suspect
+	}
+	if pk.fencing {
+		at := 2 + pk.n + nf
+		if pk.detector {
+			at += pk.n
+		}
+		pk.s.fencing = true
+		pk.s.zombies, pk.s.zombieNamed, pk.s.lastSeq, pk.s.lastID = w[at], w[at+1], w[at+2], cs.ID(w[at+3])
 	}
 	return &pk.s
 }

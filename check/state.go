@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/critsec/critsec/cs"
@@ -53,6 +54,15 @@ type gstate struct {
 	suspect     []uint64
 	crashed     uint64 // bit(id) set when process id has crashed
 	crashesLeft int8
+	// fencing: the run checks the fencing properties (Config.Fencing), and
+	// the state has their history: zombies, the processes that crashed
+	// InCS (holders for ever); zombieNamed, the processes their tokens
+	// name; lastSeq and lastID, the largest Seq of an entry so far and its
+	// process (0: none), kept at k = 1 only.
+	fencing              bool
+	zombies, zombieNamed uint64
+	lastSeq              uint64
+	lastID               cs.ID
 }
 
 // bit is the bit of process id in a 64-bit set of processes: ids 1..64
@@ -85,8 +95,11 @@ func (s *gstate) pendingMask() uint64 {
 // model is the read-only description of the transition system shared by
 // every worker, and the run's interner.
 type model struct {
-	n         int
-	prop      *property.Property
+	n    int
+	prop *property.Property
+	// fenceK is the k of the fencing properties (Config.Fencing), 0 when
+	// they are not checked.
+	fenceK    int
 	unordered bool
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
@@ -116,7 +129,13 @@ func (x *model) initial(cfg Config) *gstate {
 			budget = cfg.Budgets[i]
 		}
 		s.procs[i] = proc{m: x.tab.internMachine(machineKey(nil, c), c), state: c.State(), pending: c.Pending(), budget: int8(budget)}
+		if x.fenceK == 1 && c.State() == cs.InCS {
+			if f := c.(cs.Fencing).Fence(); s.lastID == 0 || f.Seq > s.lastSeq {
+				s.lastSeq, s.lastID = f.Seq, c.Self()
+			}
+		}
 	}
+	s.fencing = x.fenceK > 0
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)
 		if x.detector.InitiallySuspects() {
@@ -425,6 +444,12 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 	if a.Kind != Crash && (x.detecting[i] || (a.Kind != Suspect && a.Kind != Trust)) {
 		w.call(i, a, msg)
 	}
+	if x.fenceK > 0 && w.prob == nil && (w.visible || a.Kind == Crash) {
+		w.fences(a)
+	}
+	if w.record && x.fenceK > 0 && w.visible && w.procs[i].state == cs.InCS {
+		w.recordFence(a.Node)
+	}
 	w.fl = w.next.flight[:0] // keep the grown buffer
 	return w.prob
 }
@@ -500,6 +525,79 @@ func (w *stepper) call(i int, a Action, msg uint32) {
 	}
 }
 
+// fences updates the fencing history after action a, which changed the CS
+// state of a.Node or crashed it, and checks the fencing properties
+// (Config.Fencing, property.FenceFailure): a holder that crashes stays a
+// holder, with its token; at k = 1 an entry's Seq is at least every
+// earlier entry's, and above another process's (property.SeqBroken); at
+// most k holders are named by no holder's token.
+func (w *stepper) fences(a Action) {
+	x, s, i := w.x, &w.next, a.Node
+	p := w.procs[i-1]
+	if a.Kind == Crash {
+		if p.state == cs.InCS {
+			s.zombies |= bit(i)
+			s.zombieNamed |= x.fenceOf(p).crashed
+		}
+		return // the holders and their tokens are unchanged
+	}
+	if p.state == cs.InCS && x.fenceK == 1 {
+		f := x.fenceOf(p)
+		if property.SeqBroken(f.seq, i, s.lastSeq, s.lastID) {
+			w.fail(KindFencing, fmt.Sprintf("after P%d became InCS: %v", i, &property.FenceFailure{ID: i, Seq: f.seq, Max: s.lastSeq, Prev: s.lastID}))
+			return
+		}
+		s.lastSeq, s.lastID = f.seq, i
+	}
+	holders, named := s.zombies, s.zombieNamed
+	for j, q := range w.procs {
+		if id := cs.ID(j + 1); q.state == cs.InCS && !s.isCrashed(id) {
+			holders |= bit(id)
+			named |= x.fenceOf(q).crashed
+		}
+	}
+	if un := holders &^ named; bits.OnesCount64(un) > x.fenceK {
+		var ids []cs.ID
+		for id := cs.ID(1); int(id) <= x.n; id++ {
+			if un&bit(id) != 0 {
+				ids = append(ids, id)
+			}
+		}
+		f := property.NamedFailure(x.fenceK, ids, func(id cs.ID) bool { return s.zombies&bit(id) != 0 })
+		w.fail(KindFencing, fmt.Sprintf("after P%d became %s: %v", i, p.state, f))
+	}
+}
+
+// recordFence puts the token of node's machine on its last state event
+// (path replay with the fencing properties: a counterexample's trace
+// carries the tokens that trace check verifies).
+func (w *stepper) recordFence(node cs.ID) {
+	for k := len(w.events) - 1; k >= 0; k-- {
+		if ev := &w.events[k]; ev.Ev == trace.EvState && ev.Node == node {
+			ev.Fence = trace.FenceOf(w.x.tab.machine(w.procs[node-1].m).m.(cs.Fencing).Fence())
+			return
+		}
+	}
+}
+
+// fence is a token with its Crashed as a set of bits (bit).
+type fence struct {
+	seq     uint64
+	crashed uint64
+}
+
+// fenceOf returns the token of p's machine (cs.Fencing).
+func (x *model) fenceOf(p proc) fence {
+	f := x.tab.machine(p.m).m.(cs.Fencing).Fence()
+	out := fence{seq: f.Seq}
+	for id := cs.ID(1); int(id) <= x.n; id++ {
+		if f.Crashed.Has(id) {
+			out.crashed |= bit(id)
+		}
+	}
+	return out
+}
+
 // checkReported fails unless the machine of node, now in state now,
 // reported its last change as now (or none if it did not change).
 func (w *stepper) checkReported(node cs.ID, now cs.State) {
@@ -521,7 +619,10 @@ var mergeCrashed = true
 // detector outputs, the properties and the deadlock analysis all skip
 // crashed processes), so states that differ only there are merged; the
 // number of messages in transit, then each with its link; the crash budget
-// left. Ids stand for contents one to one (intern.go) and the only
+// left; with the fencing properties, their history (gstate.fencing: what
+// they read of the crashed processes, which their machines' words no longer
+// say). Ids
+// stand for contents one to one (intern.go) and the only
 // variable-length part is prefixed by its length, so distinct states
 // encode differently.
 func fingerprintOf(s *gstate) fingerprint {
@@ -547,6 +648,12 @@ func fingerprintOf(s *gstate) fingerprint {
 		h.add(uint64(e.link)<<32 | uint64(e.m))
 	}
 	h.add(uint64(uint8(s.crashesLeft)))
+	if s.fencing {
+		h.add(s.zombies)
+		h.add(s.zombieNamed)
+		h.add(s.lastSeq)
+		h.add(uint64(s.lastID))
+	}
 	return h.sum()
 }
 

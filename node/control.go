@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
 )
 
 // The control endpoint lets a program in any language use a node: HTTP
@@ -40,7 +41,21 @@ type StatusJSON struct {
 	Pending   string `json:"pending"` // none, entry or exit
 	Changes   uint64 `json:"changes"`
 	WaitingOn []int  `json:"waiting_on"`
-	Error     string `json:"error,omitempty"`
+	// Fence is Status.Fence, as a trace writes it: {"seq":7,"crashed":[2]}.
+	Fence *trace.Fence `json:"fence,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// fenceOf returns m's fencing token when m is InCS and gives tokens
+// (cs.Fencing), else nil. Only the driver may call it on the node's
+// machine.
+func fenceOf(m cs.Machine) *cs.Fence {
+	f, ok := m.(cs.Fencing)
+	if !ok || m.State() != cs.InCS {
+		return nil
+	}
+	tok := f.Fence()
+	return &tok
 }
 
 // ControlSocket is the default path of node id's control socket.
@@ -117,6 +132,9 @@ func (nd *Node) answer(w http.ResponseWriter, code int, err error) {
 	a := StatusJSON{Node: int(nd.id), State: s.State.String(), Pending: s.Pending.String(), Changes: s.Changes, WaitingOn: []int{}}
 	for _, id := range s.WaitingOn {
 		a.WaitingOn = append(a.WaitingOn, int(id))
+	}
+	if s.Fence != nil {
+		a.Fence = trace.FenceOf(*s.Fence)
 	}
 	if err != nil {
 		a.Error = err.Error()

@@ -69,6 +69,10 @@ type Status struct {
 	// is missing, for a token-based one (raymond) where the request
 	// went, which need not be where the token comes from.
 	WaitingOn []cs.ID
+	// Fence, while InCS, is the fencing token of the CS period, for an
+	// algorithm that gives tokens (cs.Fencing; docs/fencing.md); nil
+	// otherwise.
+	Fence *cs.Fence
 }
 
 // Options are a node's settings that are not the cluster's.
@@ -147,6 +151,7 @@ type Node struct {
 	state    cs.State
 	pending  cs.Op
 	changes  uint64
+	fence    *cs.Fence      // Status.Fence
 	awaited  map[cs.ID]bool // Status.WaitingOn
 	waiting  chan error     // the pending call's completion
 	err      error          // why the driver stopped
@@ -279,6 +284,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	nd.metrics.state.Set(float64(rp.state))
 	nd.metrics.pending.Set(float64(rp.machine.Pending()))
 	nd.state, nd.pending = rp.state, rp.machine.Pending()
+	nd.fence = fenceOf(rp.machine)
 	go nd.drive()
 	return nd, nil
 }
@@ -494,7 +500,7 @@ func (nd *Node) apply(a *action) error {
 			continue
 		}
 		nd.mu.Lock()
-		nd.state = e.State
+		nd.state, nd.fence = e.State, fenceOf(nd.machine)
 		nd.changes++
 		clear(nd.awaited)
 		w := nd.waiting
@@ -731,7 +737,7 @@ func (nd *Node) Status() Status {
 }
 
 func (nd *Node) status() Status {
-	s := Status{State: nd.state, Pending: nd.pending, Changes: nd.changes}
+	s := Status{State: nd.state, Pending: nd.pending, Changes: nd.changes, Fence: nd.fence}
 	if len(nd.awaited) > 0 {
 		s.WaitingOn = slices.Sorted(maps.Keys(nd.awaited))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,5 +265,36 @@ func TestEntryConvention(t *testing.T) {
 	nodes[1].Close()
 	if err := nodes[1].Enter(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("entry on a closed node: %v", err)
+	}
+}
+
+// TestStatusFence: while InCS, the status of a node whose algorithm gives
+// fencing tokens has the CS period's token, and the control endpoint
+// shows it; outside the CS it has none. Each entry's Seq exceeds the
+// other member's earlier one.
+func TestStatusFence(t *testing.T) {
+	nodes := startCluster(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
+	ctx := context.Background()
+	var last uint64
+	for _, nd := range []*Node{nodes[0], nodes[1], nodes[0]} {
+		if err := nd.Enter(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f := nd.Status().Fence
+		if f == nil || f.Seq <= last || f.Crashed.Len() != 0 {
+			t.Fatalf("P%d InCS: fence %+v, want seq above %d and no crashed", nd.id, f, last)
+		}
+		last = f.Seq
+		rec := httptest.NewRecorder()
+		nd.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+		if want := fmt.Sprintf(`"fence":{"seq":%d,"crashed":[]}`, f.Seq); !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("P%d status: %s, want %s", nd.id, rec.Body.String(), want)
+		}
+		if err := nd.Exit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if f := nd.Status().Fence; f != nil {
+			t.Errorf("P%d OutCS: fence %+v, want none", nd.id, f)
+		}
 	}
 }

@@ -66,6 +66,11 @@ type Config struct {
 	// Property is the safety property checked after every event (crashed
 	// processes do not count); its N must be the number of machines.
 	Property *property.Property
+	// Fencing also checks the fencing properties after every event
+	// (property.Fences; docs/fencing.md), with k the property's upper
+	// bound, and writes each entry's token in the trace. Every machine
+	// must implement cs.Fencing and the property must be global.
+	Fencing bool
 
 	// Lambda is the request rate: a process OutCS with nothing pending
 	// calls Entry after a time drawn from Exp(mean 1/Lambda). Must be > 0.
@@ -171,6 +176,14 @@ func (c *Config) Validate() error {
 	if c.Property.N() != n {
 		return fmt.Errorf("sim: Property is over %d processes but Machines has %d", c.Property.N(), n)
 	}
+	if c.Fencing && !c.Property.IsGlobal() {
+		return fmt.Errorf("sim: Fencing needs a global property (k-mutual exclusion), not %s", c.Property)
+	}
+	for i, m := range c.Machines {
+		if _, ok := m.(cs.Fencing); c.Fencing && !ok {
+			return fmt.Errorf("sim: Fencing: process %d's machine (%T) gives no fencing tokens (cs.Fencing)", i+1, m)
+		}
+	}
 	if !(c.Lambda >= 1/MaxTime) || c.Lambda > MaxTime {
 		return fmt.Errorf("sim: Lambda = %v is out of range: need a request rate in %g..%g (a mean time between requests of at most %g)", c.Lambda, 1/MaxTime, MaxTime, MaxTime)
 	}
@@ -229,6 +242,9 @@ func TraceHeader(c Config, h trace.Header) trace.Header {
 		"lambda": c.Lambda, "E": c.E, "cs_dist": c.csDist().String(),
 		"Ts": c.Ts, "Tr": c.Tr, "Tt": c.Tt, "tt_dist": c.transitDist().String(),
 		"entries": c.Entries, "max_time": c.MaxTime, "drain": c.Drain,
+	}
+	if c.Fencing {
+		p["fencing"] = true
 	}
 	if len(c.Crashes) > 0 || c.Detector != 0 {
 		p["detect_delay"] = c.DetectDelay

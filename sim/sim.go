@@ -76,6 +76,8 @@ const (
 	KindError = trace.KindError
 	// KindDeadlock: no event is left while some request is pending.
 	KindDeadlock = trace.KindDeadlock
+	// KindFencing: a fencing property broke (Config.Fencing).
+	KindFencing = trace.KindFencing
 )
 
 // Why a run stopped (Result.Stop).
@@ -231,7 +233,8 @@ type engine struct {
 	curOp      cs.Op
 	inCS       int // live processes InCS, for the statistics
 	safety     *property.Tracker
-	overMemory bool // the heap passed Config.MaxHeap (checked every 2^12 messages sent)
+	fences     *property.Fences // Config.Fencing, else nil
+	overMemory bool             // the heap passed Config.MaxHeap (checked every 2^12 messages sent)
 	eff        cs.Effects
 	lastChange float64
 	inCSTime   []float64
@@ -294,6 +297,16 @@ func newEngine(cfg *Config) *engine {
 	if e.safety, f = property.NewTracker(cfg.Property, e); f != nil {
 		e.fail(KindBounds, "the initial configuration breaks the property: "+f.Error())
 		return e
+	}
+	if cfg.Fencing {
+		_, k := cfg.Property.GlobalBounds()
+		e.fences = property.NewFences(k)
+		for i, m := range cfg.Machines {
+			if m.State() == cs.InCS {
+				f := m.(cs.Fencing).Fence()
+				e.fences.Enter(cs.ID(i+1), f.Seq, true, f.Crashed.Members())
+			}
+		}
 	}
 	for id := int32(1); int(id) <= n; id++ {
 		e.scheduleWorkload(id)
@@ -644,11 +657,31 @@ func (e *engine) changed(s cs.State) {
 		e.res.Exits++
 		e.exitW.add(e.now - nd.reqTime)
 	}
-	if e.tw != nil {
+	var tok cs.Fence
+	if e.fences != nil && s == cs.InCS {
+		tok = nd.m.(cs.Fencing).Fence()
+	}
+	switch {
+	case e.tw == nil:
+	case e.fences != nil && s == cs.InCS:
+		e.tw.Entered(e.now, cs.ID(id), trace.FenceOf(tok))
+	default:
 		e.tw.State(e.now, cs.ID(id), s)
 	}
 	if !e.checkBounds(id, s == cs.InCS) {
 		return
+	}
+	if e.fences != nil {
+		var f *property.FenceFailure
+		if s == cs.InCS {
+			f = e.fences.Enter(cs.ID(id), tok.Seq, true, tok.Crashed.Members())
+		} else {
+			f = e.fences.Exit(cs.ID(id))
+		}
+		if f != nil {
+			e.fail(KindFencing, f.Error())
+			return
+		}
 	}
 	e.scheduleWorkload(id)
 	if s == cs.InCS && e.res.Entries == e.cfg.Entries && !e.stopping {
@@ -671,6 +704,9 @@ func (e *engine) crash(id int32) {
 	nd.jobs, nd.head = nil, 0
 	if e.tw != nil {
 		e.tw.Crash(e.now, cs.ID(id))
+	}
+	if e.fences != nil {
+		e.fences.Crash(cs.ID(id))
 	}
 	if nd.state == cs.InCS {
 		e.account()

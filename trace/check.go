@@ -35,6 +35,11 @@ type Report struct {
 	// Entries[i] and Exits[i] count the state events of process i (to InCS
 	// and to OutCS), i = 1..n; index 0 is unused.
 	Entries, Exits []int64
+	// Fences counts the entries that carried a fencing token, and FenceK
+	// is the k the fencing properties were checked with (0: no token, not
+	// checked).
+	Fences int64
+	FenceK int
 	// Violation is the first inconsistency, or nil.
 	Violation *Violation
 	// Claim is the header's "demonstrates" or the final verdict event's
@@ -82,6 +87,9 @@ const (
 	// RuleRun: the run is not well formed (ids out of range, time going
 	// back, a crashed process acting).
 	RuleRun = "run"
+	// RuleFencing: a fencing property (property.FenceFailure), checked
+	// once entries carry tokens.
+	RuleFencing = "fencing"
 )
 
 // Violation is the first event that breaks a rule of the trace.
@@ -200,9 +208,12 @@ type checker struct {
 	sent    int64 // sends not yet matched
 	// suspects holds the pairs (i, j) where i has suspected j.
 	suspects map[[2]cs.ID]bool
-	line     int
-	lastT    float64
-	ev       Event
+	// fences checks the fencing properties from the first entry that
+	// carries a token on (nil before; global properties only).
+	fences *property.Fences
+	line   int
+	lastT  float64
+	ev     Event
 }
 
 func newChecker(h Header, p *property.Property) *checker {
@@ -294,6 +305,9 @@ func (c *checker) step(ev Event) bool {
 		return c.changed(ev)
 	case EvCrash:
 		c.crashed[ev.Node] = true
+		if c.fences != nil {
+			c.fences.Crash(ev.Node)
+		}
 		if c.state[ev.Node] == cs.InCS {
 			c.inCS--
 			return c.bounds(c.prop.Set(ev.Node, false))
@@ -415,7 +429,51 @@ func (c *checker) changed(ev Event) bool {
 		c.inCS--
 		c.rep.Exits[i]++
 	}
-	return c.bounds(c.prop.Set(i, s == cs.InCS))
+	if !c.bounds(c.prop.Set(i, s == cs.InCS)) {
+		return false
+	}
+	return c.fence(ev)
+}
+
+// fence checks the fencing properties after the state event ev: from the
+// first entry that carries a token on, the holders so far (the processes
+// InCS, crashed or not) count with tokens that name nobody and have no
+// Seq, as does a later entry without a token.
+func (c *checker) fence(ev Event) bool {
+	if c.fences == nil {
+		if ev.Fence == nil || !c.rep.Property.IsGlobal() {
+			return true
+		}
+		_, hi := c.rep.Property.GlobalBounds()
+		c.fences, c.rep.FenceK = property.NewFences(hi), hi
+		for id := cs.ID(1); int(id) <= c.n; id++ {
+			if id != ev.Node && c.state[id] == cs.InCS {
+				c.fences.Enter(id, 0, false, nil)
+				if c.crashed[id] {
+					c.fences.Crash(id)
+				}
+			}
+		}
+	}
+	var f *property.FenceFailure
+	switch {
+	case ev.State != cs.InCS.String():
+		f = c.fences.Exit(ev.Node)
+	case ev.Fence == nil:
+		f = c.fences.Enter(ev.Node, 0, false, nil)
+	default:
+		for _, j := range ev.Fence.Crashed {
+			if !c.valid(j) {
+				return c.fail(RuleRun, fmt.Sprintf("P%d's fence names process %d: ids run from 1 to %d", ev.Node, j, c.n))
+			}
+		}
+		f = c.fences.Enter(ev.Node, ev.Fence.Seq, true, ev.Fence.Crashed)
+		c.rep.Fences++
+	}
+	if f != nil {
+		return c.fail(RuleFencing, f.Error())
+	}
+	return true
 }
 
 // bounds records the extremes of #InCS and turns f, the bound the last
@@ -470,12 +528,14 @@ func (c *checker) done() *Report {
 func (c *checker) confirm(k string) (Confirmation, string) {
 	v := c.rep.Violation
 	switch {
-	case v != nil && (k == KindBounds && v.Rule == RuleBounds || k == KindConvention && v.Rule == RuleConvention):
+	case v != nil && (k == KindBounds && v.Rule == RuleBounds || k == KindConvention && v.Rule == RuleConvention || k == KindFencing && v.Rule == RuleFencing):
 		return Confirmed, fmt.Sprintf("line %d breaks it: %s", v.Line, v.Reason)
 	case v != nil:
 		return NotConfirmed, fmt.Sprintf("the trace breaks another rule (%s) first, at line %d", v.Rule, v.Line)
 	case k == KindBounds:
 		return NotConfirmed, "the property holds in every state of the trace"
+	case k == KindFencing:
+		return NotConfirmed, "the fencing properties hold in every state of the trace"
 	case k == KindConvention:
 		return CannotConfirm, "no request or state change in the trace breaks the invocation convention; a machine that refuses a call or changes state silently leaves no event, so a trace alone cannot show it"
 	case k == KindError:

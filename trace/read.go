@@ -204,6 +204,7 @@ type rawEvent struct {
 	Kind   string   `json:"kind"`
 	Detail string   `json:"detail"`
 	Seq    uint64   `json:"seq"`
+	Fence  *Fence   `json:"fence"`
 }
 
 // eventFields says what each field of an event holds, for the errors of a
@@ -212,8 +213,10 @@ var eventFields = map[string]string{
 	"t": "a finite number", "ev": "a string", "node": "a process id (an integer)",
 	"to": "a process id (an integer)", "from": "a process id (an integer)", "who": "a process id (an integer)",
 	"msg": "a string", "words": "an integer", "op": `"entry" or "exit"`, "state": `"InCS" or "OutCS"`,
-	"kind": `"bounds", "deadlock", "convention" or "error"`, "detail": "a string",
-	"seq": "a sequence number (a non-negative integer)",
+	"kind": `"bounds", "deadlock", "convention", "error" or "fencing"`, "detail": "a string",
+	"seq":   "a sequence number (a non-negative integer)",
+	"fence": `a fencing token {"seq":7,"crashed":[2]}`, "fence.seq": "a non-negative integer",
+	"fence.crashed": "a list of process ids",
 }
 
 // Next returns the next event, io.EOF after the last one, or a
@@ -251,10 +254,13 @@ func (tr *Reader) Next() (Event, error) {
 		if r.State != cs.InCS.String() && r.State != cs.OutCS.String() {
 			return Event{}, tr.wrap(&fieldError{Field: "state", Want: eventFields["state"], Got: strconv.Quote(r.State)})
 		}
+		if r.Fence != nil && r.State != cs.InCS.String() {
+			return Event{}, tr.errorf("a state event to OutCS with a \"fence\": only an entry (state InCS) carries a token")
+		}
 	case EvCrash:
 	case EvVerdict:
 		switch r.Kind {
-		case KindBounds, KindDeadlock, KindConvention, KindError:
+		case KindBounds, KindDeadlock, KindConvention, KindError, KindFencing:
 		default:
 			return Event{}, tr.wrap(&fieldError{Field: "kind", Want: eventFields["kind"], Got: strconv.Quote(r.Kind), Of: r.Ev + " event"})
 		}
@@ -278,7 +284,7 @@ func (tr *Reader) Next() (Event, error) {
 	case (r.Ev == EvSend || r.Ev == EvRecv) && r.Msg == nil:
 		return Event{}, missing("msg")
 	}
-	ev := Event{T: *r.T, Ev: r.Ev, Node: *r.Node, Words: r.Words, Op: r.Op, State: r.State}
+	ev := Event{T: *r.T, Ev: r.Ev, Node: *r.Node, Words: r.Words, Op: r.Op, State: r.State, Fence: r.Fence}
 	if r.Ev == EvVerdict {
 		ev.Kind, ev.Detail = r.Kind, r.Detail
 	}

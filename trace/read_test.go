@@ -70,7 +70,7 @@ func TestCheckMalformed(t *testing.T) {
 		{"initial strings", strings.Replace(hdr, `"initial":[]`, `"initial":["1"]`, 1), 1, `field "initial": want a list of process ids, got ["1"]`},
 		{"fifo string", strings.Replace(hdr, `"fifo":true`, `"fifo":"yes"`, 1), 1, `field "fifo": want true or false, got "yes"`},
 		{"param too large", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"lambda":1e999`, 1), 1, `field "lambda": want a JSON value`},
-		{"claim unknown", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"livelock"}`, 1), 1, `field "demonstrates.kind": want "bounds", "deadlock", "convention" or "error", got "livelock"`},
+		{"claim unknown", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"livelock"}`, 1), 1, `field "demonstrates.kind": want "bounds", "deadlock", "convention", "error" or "fencing", got "livelock"`},
 		{"claim string", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"demonstrates":"deadlock"`, 1), 1, `field "demonstrates": want an object {"kind":...,"detail":...}, got "deadlock"`},
 		{"neighbors list", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":[[2],[1]]`, 1), 1, `field "neighbors": want an object keyed by process id`},
 		{"neighbors key", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"x":[1]}`, 1), 1, `field "neighbors": want the keys "1" to "2", one per process, got "x"`},

@@ -121,6 +121,8 @@ const (
 	KindConvention = "convention"
 	// KindError: a machine returned an error.
 	KindError = "error"
+	// KindFencing: a fencing property fails (docs/fencing.md).
+	KindFencing = "fencing"
 )
 
 // Claim is what a trace says it demonstrates: a violation of kind Kind,
@@ -139,9 +141,9 @@ func (c *Claim) UnmarshalJSON(b []byte) error {
 		return &fieldError{Field: "demonstrates", Want: headerFields["demonstrates"], Got: excerpt(b)}
 	}
 	switch p.Kind {
-	case KindBounds, KindDeadlock, KindConvention, KindError:
+	case KindBounds, KindDeadlock, KindConvention, KindError, KindFencing:
 	default:
-		return &fieldError{Field: "demonstrates.kind", Want: `"bounds", "deadlock", "convention" or "error"`, Got: strconv.Quote(p.Kind)}
+		return &fieldError{Field: "demonstrates.kind", Want: `"bounds", "deadlock", "convention", "error" or "fencing"`, Got: strconv.Quote(p.Kind)}
 	}
 	*c = Claim(p)
 	return nil
@@ -382,6 +384,21 @@ type Event struct {
 	// or 0 when the runtime does not number messages (the networked
 	// runtime does).
 	Seq uint64 `json:"seq,omitempty"`
+	// Fence is the fencing token of an entry (a state event to InCS) of
+	// a machine that gives tokens (cs.Fencing), or nil.
+	Fence *Fence `json:"fence,omitempty"`
+}
+
+// Fence is a fencing token in a trace (cs.Fence): "fence":{"seq":7,
+// "crashed":[2]}, the processes in increasing id order.
+type Fence struct {
+	Seq     uint64  `json:"seq"`
+	Crashed []cs.ID `json:"crashed"`
+}
+
+// FenceOf returns f as written in a trace.
+func FenceOf(f cs.Fence) *Fence {
+	return &Fence{Seq: f.Seq, Crashed: f.Crashed.Members()}
 }
 
 // Writer writes a trace. It formats events by hand (no reflection), so
@@ -494,6 +511,29 @@ func (tw *Writer) State(t float64, node cs.ID, s cs.State) {
 	tw.end(appendString(tw.start(t, EvState, node), "state", s.String()))
 }
 
+// Entered records that node's top-level state became InCS with the
+// fencing token f.
+func (tw *Writer) Entered(t float64, node cs.ID, f *Fence) {
+	b := appendString(tw.start(t, EvState, node), "state", cs.InCS.String())
+	tw.end(appendFence(b, f))
+}
+
+// appendFence appends a "fence" field, unless f is nil.
+func appendFence(b []byte, f *Fence) []byte {
+	if f == nil {
+		return b
+	}
+	b = strconv.AppendUint(append(b, `,"fence":{"seq":`...), f.Seq, 10)
+	b = append(b, `,"crashed":[`...)
+	for i, id := range f.Crashed {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(id), 10)
+	}
+	return append(b, ']', '}')
+}
+
 // Crash records that node crashed.
 func (tw *Writer) Crash(t float64, node cs.ID) { tw.end(tw.start(t, EvCrash, node)) }
 
@@ -539,11 +579,14 @@ func (tw *Writer) Event(ev Event) {
 		}
 		tw.Request(ev.T, ev.Node, op)
 	case EvState:
-		st := cs.OutCS
-		if ev.State == cs.InCS.String() {
-			st = cs.InCS
+		switch {
+		case ev.State != cs.InCS.String():
+			tw.State(ev.T, ev.Node, cs.OutCS)
+		case ev.Fence != nil:
+			tw.Entered(ev.T, ev.Node, ev.Fence)
+		default:
+			tw.State(ev.T, ev.Node, cs.InCS)
 		}
-		tw.State(ev.T, ev.Node, st)
 	case EvCrash:
 		tw.Crash(ev.T, ev.Node)
 	case EvSuspect:

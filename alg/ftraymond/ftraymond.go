@@ -144,6 +144,9 @@ type Machine struct {
 	// detector's output T_i; acked the processes whose ACK line 8 has
 	// received; initWait the processes whose INIT waits at line 34.
 	trusted, crashed, suspected, acked, initWait cs.Set
+	// fenced is crashed_i when the current CS period began (the token's
+	// Crashed, cs.Fencing); empty outside the CS.
+	fenced cs.Set
 }
 
 // Validate checks p: 1 <= k <= n, l = 0, and at most k processes InCS
@@ -265,6 +268,7 @@ func (m *Machine) request(env cs.Env) {
 func (m *Machine) tryEnter(env cs.Env) {
 	if m.state == requesting && m.permCount >= m.n-m.k {
 		m.state = inCS
+		m.fenced = m.crashed.Clone()
 		env.Changed(cs.InCS)
 	}
 }
@@ -275,6 +279,7 @@ func (m *Machine) Exit(env cs.Env) error {
 		return err
 	}
 	m.state = notRequesting
+	m.fenced = cs.Set{}
 	env.Changed(cs.OutCS)
 	for j := int32(1); j <= m.size; j++ {
 		if c := m.deferCount[j]; c != 0 {
@@ -427,7 +432,7 @@ func (m *Machine) Clone() cs.Machine {
 	copy(c.replyCount, m.replyCount)
 	copy(c.deferCount, m.deferCount)
 	c.trusted, c.crashed, c.suspected = m.trusted.Clone(), m.crashed.Clone(), m.suspected.Clone()
-	c.acked, c.initWait = m.acked.Clone(), m.initWait.Clone()
+	c.acked, c.initWait, c.fenced = m.acked.Clone(), m.initWait.Clone(), m.fenced.Clone()
 	return &c
 }
 
@@ -445,7 +450,7 @@ func (m *Machine) AppendState(b []byte) []byte {
 		b = cs.AppendInt(b, int64(m.replyCount[j]))
 		b = cs.AppendInt(b, int64(m.deferCount[j]))
 	}
-	for _, s := range []cs.Set{m.trusted, m.crashed, m.suspected, m.acked, m.initWait} {
+	for _, s := range []cs.Set{m.trusted, m.crashed, m.suspected, m.acked, m.initWait, m.fenced} {
 		b = s.AppendBinary(b)
 	}
 	return b
@@ -464,6 +469,30 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	for _, s := range []*cs.Set{&m.trusted, &m.crashed, &m.suspected, &m.acked, &m.initWait} {
 		*s = r.Set(int(m.size))
 	}
+	// A snapshot written before the machine had tokens ends here. Its
+	// token, if InCS, takes crashed_i: every process in it was declared
+	// crashed, so naming them all keeps both fencing guarantees.
+	m.fenced = cs.Set{}
+	switch {
+	case r.Len() > 0:
+		m.fenced = r.Set(int(m.size))
+	case m.state == inCS:
+		m.fenced = m.crashed.Clone()
+	}
+}
+
+// Fence is the token of the current CS period (cs.Fencing): Seq is the
+// request's timestamp (last_i, i) of line 10 in Lamport's total order
+// (line 24), and Crashed is crashed_i when line 16 ran. With k = 1 an entry
+// has the permission of every process outside crashed_i, each given after
+// it saw the request (lines 15 and 41), and the processes in crashed_i
+// have crashed (T's trusting accuracy, or P's strong accuracy), so every
+// later request of another process is stamped after it (the process's own
+// next one may keep the stamp: line 10 does not advance H_i). With any k,
+// a process that seemed crashed and was InCS is named by the entries made
+// after its CRASH was handled (docs/fencing.md).
+func (m *Machine) Fence() cs.Fence {
+	return cs.Fence{Seq: cs.FenceSeq(m.last, cs.ID(m.i), int(m.size)), Crashed: m.fenced.Clone()}
 }
 
 // String names the machine for reports.

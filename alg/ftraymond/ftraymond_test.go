@@ -221,3 +221,27 @@ func TestSimRandomCrashes(t *testing.T) {
 		}
 	}
 }
+
+// TestFenceRestore: a machine restored from its snapshot has the same
+// token; a snapshot written before tokens existed (without the last set)
+// restores with a token that names nobody outside crashed_i.
+func TestFenceRestore(t *testing.T) {
+	p := cs.Params{N: 3, K: 1, Initial: []cs.ID{2}}
+	m := machines(t, p)[1].(*ftraymond.Machine)
+	snap := m.AppendState(nil)
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{{"current", snap}, {"before tokens", snap[:len(snap)-1]}} {
+		r := machines(t, p)[1].(*ftraymond.Machine)
+		if err := cs.RestoreState(r, c.b); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, want := r.Fence(), m.Fence(); got.Seq != want.Seq || !got.Crashed.Equal(want.Crashed) || string(r.AppendState(nil)) != string(snap) {
+			t.Errorf("%s: restored token %+v, want %+v", c.name, got, want)
+		}
+	}
+	if f := m.Fence(); f.Seq != cs.FenceSeq(0, 2, 3) || f.Crashed.Len() != 0 {
+		t.Errorf("P2 InCS from the start: token %+v, want seq %d and no crashed", f, cs.FenceSeq(0, 2, 3))
+	}
+}

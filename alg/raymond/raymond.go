@@ -250,5 +250,14 @@ func (m *Machine) ReadState(r *cs.Reader) {
 	}
 }
 
+// Fence is the token of the current CS period (cs.Fencing): the Seq of
+// the request's timestamp (last_i, i), Lamport's total order of line 24.
+// With k = 1 (Ricart and Agrawala) an entry has the permission of every
+// other process, each given after it saw the request, so every later
+// request of another process is stamped after it; the process's own next
+// request may keep the stamp (line 10 does not advance H_i). Raymond's
+// algorithm does not act on suspicions, so Crashed is empty.
+func (m *Machine) Fence() cs.Fence { return cs.Fence{Seq: cs.FenceSeq(m.last, cs.ID(m.i), int(m.n))} }
+
 // String names the machine for reports.
 func (m *Machine) String() string { return Name }

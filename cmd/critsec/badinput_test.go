@@ -47,6 +47,8 @@ func TestBadInputEverySubcommand(t *testing.T) {
 		{"sim", "--problem", badProblem},
 		{"sim", "--alg", "raymond", "--coterie", "grid"},
 		{"sim", "--alg", "raymond", "--mx", "ra"},
+		{"sim", "--alg", "kmutex", "--fencing"},
+		{"check", "--alg", "gcs", "--fencing"},
 		{"check", "--n", "65", "--max-states", "10"},
 		{"check", "--n", "9223372036854775807"},
 		{"check", "--budget", "101"},

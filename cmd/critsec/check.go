@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/check"
+	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -48,6 +49,7 @@ type checkFlags struct {
 	liveness       bool
 	livenessStates int
 	fairBound      int
+	fencing        bool
 }
 
 // Sizes above these explode; they need an explicit --max-states.
@@ -102,6 +104,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.liveness, "liveness", false, "search for starvation instead: a request that a weakly fair scheduler postpones forever, in the continuations with unlimited calls of the states reachable under --budget; a lasso-shaped counterexample (docs/checker.md, \"Starvation (liveness)\")")
 	fs.IntVar(&f.livenessStates, "liveness-states", check.DefaultLivenessStates, "with --liveness: state limit of each process's continuation graph")
 	fs.IntVar(&f.fairBound, "fair-bound", 0, "with --liveness: explore only continuations in which no action stays enabled more than this many consecutive steps without being taken (bounded fairness; keeps the graph finite when counters grow); 0: exact weak fairness")
+	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens (ftraymond, raymond): at k = 1 every entry's seq exceeds every earlier entry's, and at most k holders (InCS, or crashed InCS) are named by no holder's token (docs/fencing.md); more states")
 	addCheckCrashFlags(fs, &f.faults)
 	return cmd
 }
@@ -124,6 +127,7 @@ type checkSummary struct {
 	Budgets  []int  `json:"budgets,omitempty"`
 	Crashes  int    `json:"crashes,omitempty"`
 	Detector string `json:"detector,omitempty"`
+	Fencing  bool   `json:"fencing,omitempty"`
 	FIFO     bool   `json:"fifo"`
 	Search   string `json:"search"`
 	Reduce   string `json:"reduce"`
@@ -255,6 +259,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
+		return err
+	}
 	// The trace file is opened before the run, so a path that cannot be
 	// written is refused at once, not after a long search.
 	var tf *os.File
@@ -294,7 +301,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound,
+		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
 	}
 	if f.checkpoint != "" {
 		// The algorithm and its options (variants such as mutin and
@@ -302,6 +309,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		// build may explore another graph from the same initial state.
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
 		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
+		if f.fencing {
+			cfg.CheckpointID += " | fencing"
+		}
 		// SIGINT or SIGTERM stops the run and saves; a second one kills.
 		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stopSignals()
@@ -327,7 +337,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	s := checkSummary{
 		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget.max(), Budgets: f.budget.perBudgets(), FIFO: !f.unordered, Search: f.search,
-		Reduce: f.reduce, Crashes: crashes, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
+		Reduce: f.reduce, Crashes: crashes, Fencing: f.fencing, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason, Position: res.Position,
 	}
@@ -373,6 +383,15 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		traceErr = check.RemoveCheckpoint(f.checkpoint)
 	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// checkFencing refuses --fencing (on) for algorithm alg when its machines
+// ms give no fencing tokens.
+func checkFencing(on bool, alg string, ms []cs.Machine) error {
+	if _, ok := ms[0].(cs.Fencing); on && !ok {
+		return badInput("--fencing: %s gives no fencing tokens (ftraymond and raymond do; docs/fencing.md): leave --fencing out, or choose one of them", alg)
+	}
+	return nil
 }
 
 // executable is os.Executable; a test replaces it to see --checkpoint
@@ -456,6 +475,9 @@ func (f *checkFlags) traceHeader(pr problem, res check.Result) trace.Header {
 	if f.faults.crashes > 0 {
 		h.Params["crashes"], h.Params["detector"] = f.faults.crashes, f.faults.detector
 	}
+	if f.fencing {
+		h.Params["fencing"] = true
+	}
 	if v := res.Violation; v != nil && slices.ContainsFunc(v.Path, func(s check.Step) bool { return s.Action.Kind == check.Grant }) {
 		// An abstract counterexample: the ideal children's grants are
 		// not events of the trace format.
@@ -503,6 +525,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	faults := ""
 	if s.Crashes > 0 || s.Detector != "" {
 		faults = fmt.Sprintf(", up to %d crashes, detector %s", s.Crashes, s.Detector)
+	}
+	if s.Fencing {
+		faults += ", fencing tokens"
 	}
 	search := s.Search
 	if s.Reduce == "por" {

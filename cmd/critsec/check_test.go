@@ -257,3 +257,26 @@ func TestCheckAbstract(t *testing.T) {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
 	}
 }
+
+// TestFencingCLI: check --fencing and sim --fencing run ftraymond with
+// crashes and its tokens; the simulator's trace carries them and trace
+// check verifies it.
+func TestFencingCLI(t *testing.T) {
+	code, out := runCLI(t, "check", "--alg", "ftraymond", "--n", "3", "--k", "1", "--crashes", "1", "--detector", "P", "--fencing")
+	if code != 0 || !strings.Contains(out, "detector P, fencing tokens") || !strings.Contains(out, "result: ok") {
+		t.Fatalf("check --fencing: exit %d\n%s", code, out)
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	code, out = runCLI(t, "sim", "--alg", "ftraymond", "--n", "4", "--k", "2", "--crash", "1@20,3@60", "--detector", "T",
+		"--E", "10", "--entries", "200", "--seed", "2", "--fencing", "--trace", tr)
+	if code != 0 {
+		t.Fatalf("sim --fencing: exit %d\n%s", code, out)
+	}
+	b, err := os.ReadFile(tr)
+	if err != nil || !strings.Contains(string(b), `"fence":{"seq":`) || !strings.Contains(string(b), `"fencing":true`) {
+		t.Fatalf("sim trace without tokens: %v", err)
+	}
+	if code, out = runCLI(t, "trace", "check", tr); code != 0 || !strings.HasPrefix(out, "ok:") || !strings.Contains(out, "with tokens, both fencing properties hold (k = 2; docs/fencing.md)") {
+		t.Errorf("trace check: exit %d\n%s", code, out)
+	}
+}

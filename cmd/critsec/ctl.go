@@ -32,7 +32,9 @@ enter and exit wait until the node is InCS or OutCS, at most --timeout;
 after the timeout the request stays pending (status shows when it
 completes). waiting_on, while a request is pending, lists the peers the
 node sent a message to since the request began that have sent nothing
-back since (docs/network.md).
+back since (docs/network.md). fence, while InCS with an algorithm that
+gives fencing tokens (ftraymond, raymond), is the CS period's token:
+{"seq":7,"crashed":[2]} (docs/fencing.md).
 
 Exit status: 0 done; 2 bad input; 3 the node is unreachable, refused the
 call (enter while InCS or pending, exit while OutCS), or the timeout passed.`,

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -130,7 +132,7 @@ func runRun(c *cobra.Command, args []string) error {
 	pidFile := filepath.Join(node.NodeDir(cfg, id), "command.pgid")
 	r.sup, err = supervise.New(supervise.Config{Argv: args, Grace: f.grace, MinBackoff: f.minBackoff, MaxBackoff: f.maxBackoff,
 		Failed: r.failed, Stdout: os.Stdout, Stderr: os.Stderr, Logger: log, // files: CMD writes to them directly
-		Watchdog: []string{exe, "watchdog", "--"}, PIDFile: pidFile})
+		Watchdog: []string{exe, "watchdog", "--"}, PIDFile: pidFile, Env: r.fenceEnv})
 	if err != nil {
 		return badInput("run: %v", err)
 	}
@@ -227,6 +229,21 @@ func (r *runner) startIf(st node.Status) {
 	if st.State == cs.InCS && st.Pending == cs.None && !r.leaving && !r.stopping && !r.fenced {
 		r.sup.Start()
 	}
+}
+
+// fenceEnv is the command's environment at each start: its CS period's
+// fencing token (docs/fencing.md, "Fencing tokens"), when the algorithm
+// gives one.
+func (r *runner) fenceEnv() []string {
+	f := r.nd.Status().Fence
+	if f == nil {
+		return nil
+	}
+	ids := make([]string, 0, f.Crashed.Len())
+	for _, j := range f.Crashed.Members() {
+		ids = append(ids, strconv.Itoa(int(j)))
+	}
+	return []string{"CRITSEC_FENCE=" + strconv.FormatUint(f.Seq, 10), "CRITSEC_FENCE_CRASHED=" + strings.Join(ids, ",")}
 }
 
 // guard keeps the watchdog's deadline at the node's lease (plus the

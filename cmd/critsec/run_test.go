@@ -156,3 +156,28 @@ func TestRunLeavesOnFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFenceEnv: the command of critsec run finds its CS period's
+// fencing token in its environment, the same that critsec ctl status
+// shows (raymond gives tokens; nobody is crashed, so CRITSEC_FENCE_CRASHED
+// is empty).
+func TestRunFenceEnv(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "env")
+	script := `echo "$CRITSEC_FENCE:$CRITSEC_FENCE_CRASHED" > ` + envFile + `.tmp; mv ` + envFile + `.tmp ` + envFile + `; sleep 60`
+	_, do, _ := runMembers(t, "--policy", "manual", "--grace", "100ms", "--", "sh", "-c", script)
+	a := do(3, "enter")
+	if a.State != "InCS" || a.Fence == nil {
+		t.Fatalf("P3 after enter: %+v, want InCS with a token", a)
+	}
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if b, err = os.ReadFile(envFile); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if want := strconv.FormatUint(a.Fence.Seq, 10) + ":\n"; string(b) != want {
+		t.Errorf("the command's CRITSEC_FENCE:CRITSEC_FENCE_CRASHED is %q, want %q (ctl status: %+v)", b, want, a.Fence)
+	}
+	do(3, "exit")
+}

@@ -32,6 +32,7 @@ type simFlags struct {
 	progress    bool
 	maxMemoryGB float64
 	faults      crashFlags
+	fencing     bool
 }
 
 func newSimCmd() *cobra.Command {
@@ -79,6 +80,7 @@ Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB, and stop one (incomplete, exit status 1) whose heap grows beyond it")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
+	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens after every event (ftraymond, raymond; docs/fencing.md) and write each entry's token in the trace")
 	addSimCrashFlags(fs, &f.faults)
 	return cmd
 }
@@ -164,12 +166,15 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		Property: pr.check,
 		Lambda:   f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
-		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed,
+		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed, Fencing: f.fencing,
 	}
 	if err := f.faults.apply(&cfg, pr.Params.N, f.seed); err != nil {
 		return err
 	}
 	if cfg.Machines, err = pr.machines(); err != nil {
+		return err
+	}
+	if err := checkFencing(f.fencing, pr.Alg.Name, cfg.Machines); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {

@@ -138,6 +138,13 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 	en, ex := rep.Entries[1:], rep.Exits[1:]
 	fmt.Fprintf(w, "per process: entries %d..%d, exits %d..%d; never entered: %s; never exited: %s\n",
 		slices.Min(en), slices.Max(en), slices.Min(ex), slices.Max(ex), fewIDs(rep.NeverEntered()), fewIDs(rep.NeverExited()))
+	if rep.FenceK > 0 {
+		entries := fmt.Sprintf("%d entries", rep.Fences)
+		if rep.Fences == 1 {
+			entries = "1 entry"
+		}
+		fmt.Fprintf(w, "fencing: %s with tokens, both fencing properties hold (k = %d; docs/fencing.md)\n", entries, rep.FenceK)
+	}
 }
 
 // fewIDs is idList for at most 10 ids, then how many there are in all: a
