@@ -1,5 +1,5 @@
 // Package supervise keeps a command running while a critsec node is in
-// the critical section (critsec run, issue 16; docs/run.md): started on
+// the critical section (critsec run; docs/run.md): started on
 // Start, restarted with exponential backoff when it dies, and stopped on
 // Stop — SIGTERM to its whole process group, SIGKILL after a grace
 // period — before Stop returns, so that no process of the command
