@@ -17,6 +17,9 @@ func FuzzSpec(f *testing.F) {
 		`{"alg":"maekawa","n":3,"quorums":[[1,2],[2,3],[1,3]]}`,
 		`{"alg":"mutin","n":3,"l":1,"initial":[]}`,
 		``, `{}`, `[]`, `{"n":-1}`, `{"alg":"gcs","n":3,"l":-5}`,
+		`{"alg":"gcs","n":4,"options":{"kmex":"9Xx27","mx":"ra"}}`,
+		`{"alg":"","n":0,"a0aaa":[[10],[0,1],[1,1]]}`,
+		`n`, `'`, `{}0`,
 	} {
 		f.Add([]byte(s))
 	}

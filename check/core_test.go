@@ -39,7 +39,7 @@ func (m *idle) Exit(env cs.Env) error {
 	return nil
 }
 
-// TestCrashOfP64 (issue 9, item 6): at n = MaxN = 64 a crash of P64 must
+// TestCrashOfP64: at n = MaxN = 64 a crash of P64 must
 // stop it. Ids used to be 1-based bit positions, so P64's bit was 1<<64 = 0:
 // its crash was lost, and it went on making calls and counting as InCS.
 func TestCrashOfP64(t *testing.T) {
@@ -98,7 +98,7 @@ func (m *stuck) Entry(env cs.Env) error {
 	return nil
 }
 
-// TestDeadlockBySearch (issue 9, item 6) reaches the exhaustive completion
+// TestDeadlockBySearch reaches the exhaustive completion
 // search of the deadlock analysis (deadlock.go, searchCompletion), which no
 // test ran: P1's Entry never completes while P2 enters and exits for ever.
 // The budget stops in a state where P1 waits; the fair continuation with
@@ -197,7 +197,7 @@ func (m *twins) Receive(_ cs.Env, from cs.ID, msg cs.Message) error {
 	return nil
 }
 
-// TestMessageIdentity (issue 9, item 3): two kinds with equal encodings
+// TestMessageIdentity: two kinds with equal encodings
 // are different messages. Interned by their bytes alone, twinB{1} was
 // handed to P2 as the twinA{1} met first, and P2 got two A's.
 func TestMessageIdentity(t *testing.T) {

@@ -254,7 +254,7 @@ func TestPageOf(t *testing.T) {
 	}
 }
 
-// bisectPage is pageOf by bisection, the search before session 15.
+// bisectPage is pageOf by bisection, the search pageOf replaced.
 func bisectPage(index []fp96, x fp96) int {
 	return sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
 }
@@ -287,7 +287,7 @@ func TestPageHas(t *testing.T) {
 
 // BenchmarkFileLookup: a lookup in a file of 2^24 fingerprints held in
 // memory (200 MB, the page cache's case), half of them present, by
-// bisection of the index and the page (the search before session 15) and
+// bisection of the index and the page (the search pageOf replaced) and
 // by pageOf and pageHas. Alternate the two and compare: the machine's
 // memory latency sets both (docs/checker.md, "Past the page cache").
 func BenchmarkFileLookup(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 	"github.com/critsec/critsec/check"
 )
 
-// TestIssue4Evidence is the exhaustive evidence for the global (l,k)-CS
+// TestGlobalFamilyExhaustive is the exhaustive evidence for the global (l,k)-CS
 // family as registered (mx = Maekawa, corrected variant): every
 // interleaving with one exit and one entry per process (budget 2) keeps the
 // bounds and never deadlocks, for Maekawa on majority(3) and grid(4),
@@ -17,7 +17,7 @@ import (
 // every 0 <= l < k <= 3, and (1,3)-GCS on majority(4) with one call per
 // process. The four largest spaces (0.4-2.9 million states) run only
 // without -short. docs/global-lk-cs.md records the counts.
-func TestIssue4Evidence(t *testing.T) {
+func TestGlobalFamilyExhaustive(t *testing.T) {
 	type tc struct {
 		alg, coterie string
 		n, l, k      int

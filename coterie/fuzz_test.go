@@ -61,6 +61,10 @@ var fuzzSeeds = []struct {
 	{"", 0},
 	{"1: 1\n", -1},
 	{"1: " + strings.Repeat("1 ", 3000) + "\n", 1},
+	{"1: 1 2 3\n2: 1   4\n3: 1  2  4\n4: 1 2 4", 4},
+	{"1:2\n2:2\n3:1", 3},
+	{"1:", 1},
+	{strings.Repeat("0\xc3", 45), 79}, // a long line without ':', quoted cut short
 }
 
 // FuzzRead: Read never panics, answers one error line or a well-formed

@@ -18,7 +18,7 @@ func smallBV95(t *testing.T, workers int) *Table {
 	return BV95Table(outs)
 }
 
-// TestBV95TableDeterministic: the study's table has the columns,
+// TestBV95TableDeterministic: the study's table has its documented columns,
 // one row per line, setting and rate with the seeds pooled, and is the
 // same byte for byte on one worker and on two.
 func TestBV95TableDeterministic(t *testing.T) {

@@ -2,7 +2,7 @@ package experiment
 
 import "fmt"
 
-// The studies of issue 4 on the global (l,k)-CS family (Kamei and Kakugawa
+// The studies on the global (l,k)-CS family (Kamei and Kakugawa
 // 2019): message complexity O(|Q|) (Lemma 3, Theorem 3) and waiting time
 // (Lemma 4: 7 time units for MUTIN's exit; Theorem 4: 9 for (l,k)-GCS),
 // both in the paper's timing model (section 3.3: one time unit per message,

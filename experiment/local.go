@@ -14,7 +14,7 @@ import (
 	"github.com/critsec/critsec/topology"
 )
 
-// The study of issue 11 (item 6) on the generalized local (l_i,k_i)-CS
+// The study on the generalized local (l_i,k_i)-CS
 // family of Kamei and Kakugawa (2017): the message complexity of section
 // 2.3, "the number of message exchanges triggered by a pair of invocations
 // of exit-sequence and entry-sequence", per process P_i against |N_i|+1,

@@ -39,7 +39,7 @@ func benchRaymond(b *testing.B, n, k int, entries int64) {
 	b.ReportMetric(float64(events)/s, "events/s")
 }
 
-// BenchmarkSimRaymond100 is the performance target: at least two
+// BenchmarkSimRaymond100 measures the simulator's performance target: at least two
 // million delivered messages per second on one core for n = 100.
 func BenchmarkSimRaymond100(b *testing.B) { benchRaymond(b, 100, 10, 2000) }
 

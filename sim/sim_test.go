@@ -161,7 +161,7 @@ func TestCostModel(t *testing.T) {
 	}
 }
 
-// TestRaymondMessagesPerEntry is the acceptance item of issue 2: Raymond's
+// TestRaymondMessagesPerEntry: Raymond's
 // messages per CS entry lie in [2N-K-1, 2(N-1)] at every load (the bound
 // the token K-mutex paper quotes, section 4) and approach 2(N-1) at light
 // load.

@@ -1,7 +1,7 @@
 // Package wal is a write-ahead log: one append-only file of records, each
 // framed by its length and a CRC-32C checksum, appended in groups with one
 // fsync per group (group commit). It keeps the inputs of a networked
-// node's machine (issue 15, item 4; docs/network.md, "Durability").
+// node's machine (docs/network.md, "Durability").
 //
 // A record is a 4-byte little-endian length L (1 <= L <= MaxRecord), the
 // 4-byte little-endian CRC-32C (Castagnoli) of the payload, and the L

@@ -108,7 +108,7 @@ func TestFigure1(t *testing.T) {
 	}
 }
 
-// TestCheckTrusting is the correctness evidence of the issue: with a
+// TestCheckTrusting is ftraymond's correctness evidence: with a
 // trusting detector T and up to n-1 crashes after the initialization
 // (section 5's assumption), the k bound holds among live processes and no
 // live request deadlocks, for n = 3, k = 2 (and n = 4 without -short,

@@ -104,8 +104,8 @@ func TestPaperDeadlock(t *testing.T) {
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock || !strings.Contains(res.Violation.Detail, "global deadlock") {
 		t.Fatalf("lkcs-paper on the bowtie: %s %v", res.Verdict, res.Violation)
 	}
-	// The same in the simulator on the 6x6 torus (issue 11's acceptance
-	// topology): a deadlock within the first 20 entries.
+	// The same in the simulator on the 6x6 torus (the topology of
+	// TestTorusSafeAndServed): a deadlock within the first 20 entries.
 	p, prop = params(t, "torus:6x6", 1, 4, 0)
 	ms, _ = lkcs.New(p, lkcs.Paper)
 	r, err := sim.Run(sim.Config{Machines: ms, Property: prop, Lambda: 0.1, E: 1, Tt: 1, Entries: 5000, Seed: 2})
@@ -281,10 +281,10 @@ func served(t *testing.T, name string, res *sim.Result, rep *trace.Report) {
 	}
 }
 
-// TestAcceptance is issue 11's acceptance run: torus:6x6, (l,k) = (1,4),
+// TestTorusSafeAndServed simulates lkcs on torus:6x6, (l,k) = (1,4),
 // 5000 entries (1000 under -short), seed 2 (the published LKCS deadlocks
 // after 10): no violation, and every process enters and exits.
-func TestAcceptance(t *testing.T) {
+func TestTorusSafeAndServed(t *testing.T) {
 	entries := int64(5000)
 	if testing.Short() {
 		entries = 1000

@@ -49,7 +49,7 @@ func quorums(t *testing.T, name string, n int) [][]cs.ID {
 var central = cs.Params{N: 4, Quorums: [][]cs.ID{{3, 4}, {3, 4}, {3, 4}, {3, 4}}}
 
 // TestCheck model checks the corrected algorithm exhaustively: the sizes
-// issue 4 requires (n = 3 majority, n = 4 grid) and a few more.
+// n = 3 on majority, n = 4 on grid, and a few more.
 func TestCheck(t *testing.T) {
 	cases := []struct {
 		coterie string

@@ -19,7 +19,7 @@ import (
 	"github.com/critsec/critsec/node"
 )
 
-// The crash comparison (issue 16, item 4): a holder of the critical
+// The crash comparison: a holder of the critical
 // section, a separate OS process, is killed with SIGKILL while another
 // client waits; the measure is the time from the kill to the waiter's
 // entry. etcd: a concurrency.Mutex holder whose session lease has a TTL

@@ -1,5 +1,5 @@
-// Command etcdbench measures critsec against etcd side by side in one run
-// (issue 16, item 3): the same n clients, k permits and workload (CS time
+// Command etcdbench measures critsec against etcd side by side in one
+// run: the same n clients, k permits and workload (CS time
 // 0, every client loops enter -> exit) on an embedded etcd cluster, with
 // etcd's concurrency.Mutex for k = 1 and the k-permit Semaphore recipe
 // for k > 1, and on an in-process critsec cluster (raymond, forest, and

@@ -7,7 +7,7 @@
  * the highest timestamp seen). For SPIN: N processes, K allowed in the CS,
  * BUDGET Entry/Exit calls per process (2 = one entry/exit cycle), FIFO links
  * (one channel per ordered pair), every call and every message handler
- * atomic. The reference run of issue 3; bench/spin/run compares it with
+ * atomic. The reference model for SPIN; bench/spin/run compares it with
  * critsec check on the same configurations. The assertion is the upper
  * bound #InCS <= K. Every process's loop is a valid end state, so SPIN
  * reports no deadlocks here: what is compared is the safety check and the

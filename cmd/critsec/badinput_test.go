@@ -10,7 +10,7 @@ import (
 )
 
 // TestBadInputEverySubcommand runs every subcommand on its family of bad
-// inputs (issue 10): each is refused with exit status 2 and one line that
+// inputs: each is refused with exit status 2 and one line that
 // starts with "critsec: ", no stack trace, and takes little memory (the
 // refusal comes before any large allocation; under 64 MB allocated), and
 // none of Go's internals (strconv, time, json) in the message.

@@ -95,7 +95,7 @@ func TestCheckBudgetPerProcess(t *testing.T) {
 	}
 }
 
-// TestCheckViolationTrace is the acceptance run: --assert-max 1 on
+// TestCheckViolationTrace: --assert-max 1 on
 // Raymond with k = 2 must fail, and the trace must end with two processes
 // InCS.
 func TestCheckViolationTrace(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/critsec/critsec/sim"
 )
 
-// TestCrashSummary runs the acceptance scenario at a smaller scale:
+// TestCrashSummary runs docs/fault-tolerance.md's crash scenario at a smaller scale:
 // ftraymond keeps entering after every crash, and plain Raymond stalls
 // once k processes have crashed, which the summary says plainly.
 func TestCrashSummary(t *testing.T) {

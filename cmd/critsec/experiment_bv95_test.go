@@ -8,7 +8,7 @@ import (
 )
 
 // TestExperimentBV95WritesTableAndPlots: a small bv95 study writes its CSV
-// with the columns and every plot.
+// with the study's columns and every plot.
 func TestExperimentBV95WritesTableAndPlots(t *testing.T) {
 	dir := t.TempDir()
 	code, out, stderr := runCLIErr(t, "", "experiment", "bv95", "--lambda", "0.01,1", "--seeds", "2", "--entries", "50", "--out", dir)

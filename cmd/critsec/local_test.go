@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestLocalAcceptance is issue 11's acceptance command for lmutex: local
+// TestLocalRandomGraphServed runs lmutex from the command line: local
 // 2-mutual exclusion on a random graph of 60 processes, every request
 // served.
-func TestLocalAcceptance(t *testing.T) {
+func TestLocalRandomGraphServed(t *testing.T) {
 	code, out := runCLI(t, "sim", "--alg", "lmutex", "--topology", "random:60:0.1:7", "--k", "2", "--entries", "5000", "--seed", "1", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)

@@ -49,10 +49,10 @@ func resetFlags(c *cobra.Command) {
 	}
 }
 
-// TestSimAcceptance is issue 2's acceptance run: sim and trace check both
+// TestSimCheckedAndReproducible: sim and trace check both
 // report no violation, and two runs with the same seed write identical
 // traces.
-func TestSimAcceptance(t *testing.T) {
+func TestSimCheckedAndReproducible(t *testing.T) {
 	dir := t.TempDir()
 	t1, t2 := filepath.Join(dir, "t1.jsonl"), filepath.Join(dir, "t2.jsonl")
 	args := []string{"sim", "--alg", "raymond", "--n", "10", "--k", "3", "--lambda", "0.1", "--entries", "3000", "--seed", "1", "--trace"}
@@ -233,11 +233,11 @@ func TestSimMainJob(t *testing.T) {
 	}
 }
 
-// TestSimGCSAcceptance is issue 4's acceptance run: (3,8)-GCS on grid(16),
+// TestSimGCSReachesBothBounds simulates (3,8)-GCS on grid(16),
 // checked again from its trace, every process enters and exits; under a
 // load of long critical sections (mean demand 8 = k) #InCS reaches both
 // bounds.
-func TestSimGCSAcceptance(t *testing.T) {
+func TestSimGCSReachesBothBounds(t *testing.T) {
 	entries := "5000"
 	if testing.Short() {
 		entries = "800"

@@ -1,7 +1,9 @@
-// Package doccheck holds a test that every exported name of critsec's
-// library packages has a doc comment (issue 9, item 7). Staticcheck checks
-// the form of doc comments that exist (ST1020-ST1022); this checks that
-// they exist.
+// Package doccheck holds the repository's own checks, run by go test: every
+// exported name of critsec's library packages has a doc comment (staticcheck
+// checks the form of those that exist, ST1020-ST1022; this checks that they
+// exist), and the tracked files hold no executable, no file over 1 MiB
+// outside docs/img and no words about how the work was organised
+// (tree_test.go).
 package doccheck
 
 import (
