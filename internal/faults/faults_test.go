@@ -20,6 +20,8 @@ var (
 	runAll   = flag.Bool("faults.all", false, "also run the cases marked with the behaviour they need (needs), to see how they fail")
 	detector = flag.String("faults.detector", "", "YAML of the detector section for the ftraymond cases (lines, \\n-separated), instead of each case's")
 	runArgs  = flag.String("faults.runargs", "", "extra flags of every critsec run, separated by spaces")
+	duration = flag.Duration("faults.duration", 0, "TestRandomSchedule: how long the random schedules run in all (0: skip it)")
+	seed     = flag.Uint64("faults.seed", 1, "TestRandomSchedule: the seed of the schedules")
 )
 
 // bins are the executables the cases run, built once.
@@ -135,7 +137,7 @@ var cases = []Case{
 	{name: "raymond/dead-supervisor", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
 		schedule: []Fault{{Kind: KillSupervisor, For: 300 * time.Millisecond}}, live: 1, needs: needsDeath},
 	{name: "ftraymond/orphan", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: KillSupervisor, Down: true}}, live: 1, needs: needsDeath},
+		detector: ftDetector, schedule: []Fault{{Kind: KillSupervisor, Down: true, For: 2 * time.Second}}, live: 1, needs: needsDeath},
 }
 
 // Result is what a run of a case found.
@@ -208,6 +210,9 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	}
 	var crashes []trace.Event
 	for _, f := range c.schedule {
+		if f.After > 0 {
+			gap = f.After
+		}
 		time.Sleep(gap) // the schedule's pace, not a wait for a condition
 		in, err := cl.Inject(ctx, f)
 		res.Injected = append(res.Injected, in)
@@ -216,7 +221,7 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 			break
 		}
 		if f.Down {
-			crashes = append(crashes, trace.Event{T: float64(time.Now().UnixNano()) / 1e9, Ev: trace.EvCrash, Node: cs.ID(in.Members[0])})
+			crashes = append(crashes, trace.Event{T: float64(in.At.UnixNano()) / 1e9, Ev: trace.EvCrash, Node: cs.ID(in.Members[0])})
 		}
 	}
 	cl.Net.Heal()

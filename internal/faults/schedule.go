@@ -73,6 +73,9 @@ type Fault struct {
 	Delay time.Duration
 	// Down leaves a killed member down (kills only).
 	Down bool
+	// After is the pause before the fault, in a schedule (0: the
+	// schedule's default).
+	After time.Duration
 }
 
 func (f Fault) String() string {
@@ -89,11 +92,12 @@ func (f Fault) String() string {
 	return s
 }
 
-// Injected is a fault as it was injected: on which members, from which
-// line of the record to which.
+// Injected is a fault as it was injected: on which members, when, from
+// which line of the record to which.
 type Injected struct {
 	Fault
 	Members    []int
+	At         time.Time
 	From, Upto int // record lengths when it began and when it was undone
 }
 
@@ -133,7 +137,7 @@ func (c *Cluster) Inject(ctx context.Context, f Fault) (Injected, error) {
 			}
 		}
 	}
-	in.From = c.recordLen()
+	in.From, in.At = c.recordLen(), time.Now()
 	var undo func() error
 	switch f.Kind {
 	case Pause, PauseTree:
