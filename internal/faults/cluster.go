@@ -113,6 +113,7 @@ func (c *Cluster) Start(id int) error {
 	}
 	cmd := exec.Command("ip", args...) // ip execs critsec in the namespace: the pid is critsec's
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // kept across ip's exec: no member outlives the harness
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
@@ -224,6 +225,7 @@ func (c *Cluster) Kill(id int) {
 // command's process group included, with SIGKILL, as a service manager
 // that kills a unit's processes together does.
 func (c *Cluster) KillUnit(id int) {
+	Signal(c.PID(id), syscall.SIGSTOP) // frozen, it starts nothing while its processes are listed
 	below := Descendants(c.PID(id))
 	c.Kill(id)
 	for _, p := range below {

@@ -116,7 +116,7 @@ var cases = []Case{
 		period: 400 * time.Millisecond, detector: ftDetector, live: 3, schedule: []Fault{
 			{Kind: Pause, For: 200 * time.Millisecond},
 			{Kind: Delay, Delay: 50 * time.Millisecond, For: time.Second},
-			{Kind: Loss, Pct: 5, For: time.Second},
+			{Kind: Loss, Pct: 1, For: time.Second},
 		}},
 	{name: "ftraymond/every-kind", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
 		period: 400 * time.Millisecond, detector: ftDetector, schedule: everyKind, live: 1, needs: needsFencing},
@@ -192,7 +192,11 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 			t.Error(err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	bound := 2 * time.Minute // start, stop, and the wait for the live members
+	for _, f := range c.schedule {
+		bound += max(f.After, gap) + f.For + 30*time.Second // a kill's restart, a holder to hit
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	for id := 1; id <= c.n; id++ {
 		if err := cl.Start(id); err != nil {
@@ -210,10 +214,11 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	}
 	var crashes []trace.Event
 	for _, f := range c.schedule {
+		pause := gap
 		if f.After > 0 {
-			gap = f.After
+			pause = f.After
 		}
-		time.Sleep(gap) // the schedule's pace, not a wait for a condition
+		time.Sleep(pause) // the schedule's pace, not a wait for a condition
 		in, err := cl.Inject(ctx, f)
 		res.Injected = append(res.Injected, in)
 		if err != nil {

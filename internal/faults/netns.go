@@ -97,6 +97,7 @@ func nftIn(ns, script string) error {
 // process), their links and the hub's relay. On error, what was made is
 // removed.
 func NewNet(n int) (_ *Net, err error) {
+	removeStale()
 	prefix := fmt.Sprintf("csf%d-%d", os.Getpid(), netSeq.Add(1))
 	nt := &Net{Hub: prefix + "-hub", cut: make([][]bool, n), loss: make([]int, n)}
 	for i := range n {
@@ -154,6 +155,21 @@ func NewNet(n int) (_ *Net, err error) {
 		return nil, err
 	}
 	return nt, nil
+}
+
+// removeStale removes the namespaces left by a harness process that no
+// longer exists (killed before its cleanup ran).
+func removeStale() {
+	ents, _ := os.ReadDir("/var/run/netns")
+	for _, e := range ents {
+		var pid, seq int
+		var rest string
+		if n, _ := fmt.Sscanf(e.Name(), "csf%d-%d-%s", &pid, &seq, &rest); n == 3 && pid != os.Getpid() {
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				run("ip", "netns", "del", e.Name())
+			}
+		}
+	}
 }
 
 // Close stops the relay and removes the namespaces (and with them their

@@ -43,6 +43,7 @@ const (
 
 var kindNames = [nKinds]string{"pause", "pause-tree", "kill", "kill-supervisor", "isolate", "minority", "loss", "delay"}
 
+// String is the kind's name, as in the summary tables.
 func (k Kind) String() string {
 	if k < 0 || k >= nKinds {
 		return fmt.Sprintf("kind(%d)", int(k))
@@ -78,6 +79,7 @@ type Fault struct {
 	After time.Duration
 }
 
+// String is the fault in a few words: kind, duration, parameters.
 func (f Fault) String() string {
 	s := fmt.Sprintf("%s %s", f.Kind, f.For)
 	switch f.Kind {
@@ -101,6 +103,7 @@ type Injected struct {
 	From, Upto int // record lengths when it began and when it was undone
 }
 
+// String is the fault, its members and its lines of the record.
 func (in Injected) String() string {
 	return fmt.Sprintf("%s on %v (record lines %d-%d)", in.Fault, in.Members, in.From, in.Upto)
 }
