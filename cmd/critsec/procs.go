@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
-	"github.com/critsec/critsec/internal/clusterfiles"
+	"github.com/critsec/critsec/internal/testcluster"
 	"github.com/critsec/critsec/node"
 )
 
@@ -24,7 +24,7 @@ type procCluster struct {
 	exe     string
 	args    []string // extra arguments of every node
 	procs   []*exec.Cmd
-	exited  []chan struct{}
+	exited  []<-chan struct{}
 }
 
 // asMainEnv makes a test binary run as critsec (TestMain), so that the
@@ -43,7 +43,7 @@ func newProcCluster(dir, problem string, n int, args ...string) (*procCluster, e
 		addrs[i] = ln.Addr().String()
 		ln.Close()
 	}
-	path, err := clusterfiles.Write(dir, problem, addrs, "")
+	path, err := testcluster.Write(dir, problem, addrs, "")
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func newProcCluster(dir, problem string, n int, args ...string) (*procCluster, e
 		return nil, err
 	}
 	return &procCluster{dir: dir, cfgPath: path, cfg: cfg, exe: exe, args: args,
-		procs: make([]*exec.Cmd, n), exited: make([]chan struct{}, n)}, nil
+		procs: make([]*exec.Cmd, n), exited: make([]<-chan struct{}, n)}, nil
 }
 
 // start starts node id, its standard error appended to DIR/node-I.log.
@@ -73,19 +73,12 @@ func (c *procCluster) startRun(id cs.ID, args ...string) error {
 }
 
 func (c *procCluster) startAs(id cs.ID, args []string) error {
-	logf, err := os.OpenFile(filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd := exec.Command(c.exe, args...)
+	cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	done, err := testcluster.Start(cmd, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id)))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.exe, args...)
-	cmd.Env = append(os.Environ(), asMainEnv+"=1")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	c.procs[id-1], c.exited[id-1] = cmd, done
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
-	"github.com/critsec/critsec/internal/clusterfiles"
+	"github.com/critsec/critsec/internal/testcluster"
 	"github.com/critsec/critsec/node"
 	"github.com/critsec/critsec/trace"
 )
@@ -52,7 +52,7 @@ type Cluster struct {
 	path   string       // of the cluster file
 	Record string       // the record's path
 	procs  []*exec.Cmd
-	exited []chan struct{}
+	exited []<-chan struct{}
 }
 
 // NewCluster creates the namespaces and writes the files; Start starts
@@ -65,7 +65,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	for i := range addrs {
 		addrs[i] = MemberAddr(i + 1)
 	}
-	path, err := clusterfiles.Write(cfg.Dir, cfg.Problem, addrs, cfg.Detector)
+	path, err := testcluster.Write(cfg.Dir, cfg.Problem, addrs, cfg.Detector)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, Node: ncfg, path: path, Record: filepath.Join(cfg.Dir, "record.txt"),
-		procs: make([]*exec.Cmd, cfg.N), exited: make([]chan struct{}, cfg.N)}
+		procs: make([]*exec.Cmd, cfg.N), exited: make([]<-chan struct{}, cfg.N)}
 	if cfg.Period > 0 {
 		for id := 1; id <= cfg.N; id++ {
 			// in (0) two periods in three, out (1) in the third, shifted by id
@@ -107,19 +107,12 @@ func (c *Cluster) Start(id int) error {
 	}
 	args = append(args, c.cfg.RunArgs...)
 	args = append(args, "--", c.cfg.Beat, c.Record, strconv.Itoa(id))
-	logf, err := os.OpenFile(c.Log(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd := exec.Command("ip", args...)                                 // ip execs critsec in the namespace: the pid is critsec's
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // kept across ip's exec: no member outlives the harness
+	done, err := testcluster.Start(cmd, c.Log(id))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("ip", args...) // ip execs critsec in the namespace: the pid is critsec's
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // kept across ip's exec: no member outlives the harness
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	c.procs[id-1], c.exited[id-1] = cmd, done
 	return nil
 }

@@ -23,8 +23,9 @@ var randomCases = []Case{
 // randomSchedule draws faults (every kind but KillSupervisor, whose
 // orphan breaks the bound until the command dies with its supervisor)
 // until they fill d: each 0.3-2 s after the previous, lasting 0.2-3 s,
-// on the member InCS at the time two times in three, else on any.
-func randomSchedule(rng *rand.Rand, n int, d time.Duration) []Fault {
+// on the member InCS at the time two times in three, else on any. With
+// a detector, a pause-tree lasts at most 300 ms (ftEveryKind says why).
+func randomSchedule(rng *rand.Rand, n int, d time.Duration, detector bool) []Fault {
 	var s []Fault
 	ms := func(lo, hi int) time.Duration { return time.Duration(lo+rng.IntN(hi-lo+1)) * time.Millisecond }
 	for total := time.Duration(0); total < d; {
@@ -33,6 +34,9 @@ func randomSchedule(rng *rand.Rand, n int, d time.Duration) []Fault {
 			continue
 		}
 		f := Fault{Kind: k, After: ms(300, 2000), For: ms(200, 3000)}
+		if k == PauseTree && detector {
+			f.For = ms(100, 300)
+		}
 		if rng.IntN(3) == 0 {
 			f.Target = 1 + rng.IntN(n)
 		}
@@ -79,7 +83,7 @@ func TestRandomSchedule(t *testing.T) {
 	fmt.Fprint(tw, "copies\tmax (k)\tover k\tms over k\tmin (l)\tunder l\ttrace\t\n")
 	failed := false
 	for i, c := range run {
-		c.schedule = randomSchedule(rand.New(rand.NewPCG(*seed, uint64(i))), c.n, share)
+		c.schedule = randomSchedule(rand.New(rand.NewPCG(*seed, uint64(i))), c.n, share, c.detector != "")
 		var res Result
 		ok := t.Run(c.name, func(t *testing.T) {
 			res = runCase(t, c, 0)

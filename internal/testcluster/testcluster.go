@@ -1,14 +1,16 @@
-// Package clusterfiles writes the files a test cluster of real critsec
-// processes needs: a CA and a certificate per member for mutual TLS, and
-// the cluster's configuration (node.Config), as critsec cluster and the
-// fault-injection harness start them.
-package clusterfiles
+// Package testcluster holds what critsec cluster and the fault-injection
+// harness share to run a cluster of real critsec processes: the files
+// (a CA and a certificate per member for mutual TLS, the cluster's
+// configuration, node.Config) and the start of a member's process with
+// its output appended to a log.
+package testcluster
 
 import (
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -57,4 +59,22 @@ func Write(dir, problem string, addrs []string, extra string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// Start starts cmd with its standard output and error appended to the
+// file at log, and returns a channel closed once it exited (and was
+// waited for).
+func Start(cmd *exec.Cmd, log string) (<-chan struct{}, error) {
+	logf, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	return done, nil
 }
