@@ -107,8 +107,7 @@ func (c *Cluster) Start(id int) error {
 	}
 	args = append(args, c.cfg.RunArgs...)
 	args = append(args, "--", c.cfg.Beat, c.Record, strconv.Itoa(id))
-	cmd := exec.Command("ip", args...)                                 // ip execs critsec in the namespace: the pid is critsec's
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // kept across ip's exec: no member outlives the harness
+	cmd := exec.Command("ip", args...) // ip execs critsec in the namespace: the pid is critsec's
 	done, err := testcluster.Start(cmd, c.Log(id))
 	if err != nil {
 		return err

@@ -256,7 +256,9 @@ func (nt *Net) apply() error {
 }
 
 // inNetns runs f on a thread in network namespace ns; sockets f creates
-// stay in it. The thread is not given back to the runtime: it ends with f.
+// stay in it. The thread is not given back to the runtime: it ends with f
+// (so no child of the harness may have PR_SET_PDEATHSIG: it fires when the
+// thread that forked it exits, which may be this one).
 func inNetns(ns string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
