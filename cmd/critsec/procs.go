@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testcluster"
 	"github.com/critsec/critsec/node"
-	"github.com/critsec/critsec/transport"
 )
 
 // procCluster is a cluster of critsec node processes on loopback, each
@@ -26,7 +24,7 @@ type procCluster struct {
 	exe     string
 	args    []string // extra arguments of every node
 	procs   []*exec.Cmd
-	exited  []chan struct{}
+	exited  []<-chan struct{}
 }
 
 // asMainEnv makes a test binary run as critsec (TestMain), so that the
@@ -36,38 +34,17 @@ const asMainEnv = "CRITSEC_AS_MAIN"
 // newProcCluster writes, in dir, TLS files for n nodes and a
 // configuration with problem (YAML lines) and n free loopback ports.
 func newProcCluster(dir, problem string, n int, args ...string) (*procCluster, error) {
-	ca, err := transport.NewCA("critsec cluster")
-	if err != nil {
-		return nil, err
-	}
-	tlsDir := filepath.Join(dir, "tls")
-	if err := os.MkdirAll(tlsDir, 0o700); err != nil {
-		return nil, err
-	}
-	write := func(name string, b []byte) error { return os.WriteFile(filepath.Join(tlsDir, name), b, 0o600) }
-	if err := write("ca.crt", ca.PEM); err != nil {
-		return nil, err
-	}
-	var members strings.Builder
-	for i := 1; i <= n; i++ {
-		crt, key, err := ca.Issue(cs.ID(i))
-		if err != nil {
-			return nil, err
-		}
-		if err := errors.Join(write(fmt.Sprintf("node-%d.crt", i), crt), write(fmt.Sprintf("node-%d.key", i), key)); err != nil {
-			return nil, err
-		}
+	addrs := make([]string, n)
+	for i := range addrs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port, released for the node
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&members, "  %d: %s\n", i, ln.Addr())
+		addrs[i] = ln.Addr().String()
 		ln.Close()
 	}
-	text := problem + "members:\n" + members.String() +
-		"data: data\ntls:\n  ca: tls/ca.crt\n  cert: tls/node-{id}.crt\n  key: tls/node-{id}.key\n"
-	path := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	path, err := testcluster.Write(dir, problem, addrs, "")
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := node.ReadConfig(path)
@@ -79,7 +56,7 @@ func newProcCluster(dir, problem string, n int, args ...string) (*procCluster, e
 		return nil, err
 	}
 	return &procCluster{dir: dir, cfgPath: path, cfg: cfg, exe: exe, args: args,
-		procs: make([]*exec.Cmd, n), exited: make([]chan struct{}, n)}, nil
+		procs: make([]*exec.Cmd, n), exited: make([]<-chan struct{}, n)}, nil
 }
 
 // start starts node id, its standard error appended to DIR/node-I.log.
@@ -96,19 +73,12 @@ func (c *procCluster) startRun(id cs.ID, args ...string) error {
 }
 
 func (c *procCluster) startAs(id cs.ID, args []string) error {
-	logf, err := os.OpenFile(filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd := exec.Command(c.exe, args...)
+	cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	done, err := testcluster.Start(cmd, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id)))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.exe, args...)
-	cmd.Env = append(os.Environ(), asMainEnv+"=1")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	c.procs[id-1], c.exited[id-1] = cmd, done
 	return nil
 }

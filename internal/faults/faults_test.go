@@ -1,0 +1,308 @@
+package faults
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/trace"
+)
+
+var (
+	runAll   = flag.Bool("faults.all", false, "also run the cases marked with the behaviour they need (needs), to see how they fail")
+	detector = flag.String("faults.detector", "", "YAML of the detector section for the ftraymond cases (lines, \\n-separated), instead of each case's")
+	runArgs  = flag.String("faults.runargs", "", "extra flags of every critsec run, separated by spaces")
+	duration = flag.Duration("faults.duration", 0, "TestRandomSchedule: how long the random schedules run in all (0: skip it)")
+	seed     = flag.Uint64("faults.seed", 1, "TestRandomSchedule: the seed of the schedules")
+)
+
+// bins are the executables the cases run, built once.
+var bins struct {
+	once          sync.Once
+	dir           string
+	critsec, beat string
+	err           error
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
+	}
+	os.Exit(code)
+}
+
+// build builds critsec and the stand-in service (once).
+func build(t *testing.T) {
+	t.Helper()
+	bins.once.Do(func() {
+		if bins.dir, bins.err = os.MkdirTemp("", "critsec-faults-"); bins.err != nil {
+			return
+		}
+		bins.critsec, bins.beat = filepath.Join(bins.dir, "critsec"), filepath.Join(bins.dir, "beat")
+		for _, b := range []struct{ out, pkg string }{{bins.critsec, "../../cmd/critsec"}, {bins.beat, "./testdata/beat"}} {
+			if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
+				bins.err = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				return
+			}
+		}
+	})
+	if bins.err != nil {
+		t.Fatal(bins.err)
+	}
+}
+
+// Case is one run of a cluster under a schedule of faults.
+type Case struct {
+	name    string
+	problem string // the cluster file's problem lines
+	n       int
+	bounds  Bounds // K: never more copies; L: never fewer once settled (0: not checked)
+	// period > 0: each member wants in two periods in three (--policy
+	// signal); 0: --policy always.
+	period time.Duration
+	// detector is the cluster file's detector section (ftraymond).
+	detector string
+	runArgs  []string
+	schedule []Fault
+	// live is how many members must run a copy after the faults are
+	// undone (a fault they should survive loses no member for good).
+	live int
+	// needs names the behaviour the case's assertions need and critsec
+	// does not have yet: the case is skipped (run it with -faults.all).
+	needs string
+}
+
+// The behaviours the failing cases need.
+const (
+	needsFencing  = "self-fencing: a holder that lost its lease stops its command before the others act on the suspicion"
+	needsDeath    = "the command dies with its supervisor, and a restarted member ends the copy an earlier run left"
+	needsRefusals = "a member declared crashed learns it and stops for good (keep dialing; the declaration logged)"
+)
+
+// ftDetector is the detector section of the ftraymond cases: the
+// defaults, written out so that a fence and a mode can be added.
+const ftDetector = "detector:\n  heartbeat: 100ms\n  timeout: 500ms\n"
+
+// everyKind is a short schedule of every kind of fault on the member
+// InCS at the time, but KillSupervisor (a regression case of its own).
+var everyKind = []Fault{
+	{Kind: Pause, For: time.Second},
+	{Kind: PauseTree, For: 600 * time.Millisecond},
+	{Kind: Kill, For: 500 * time.Millisecond},
+	{Kind: Isolate, For: 1500 * time.Millisecond},
+	{Kind: Minority, For: time.Second},
+	{Kind: Loss, Pct: 30, For: 1500 * time.Millisecond},
+	{Kind: Delay, Delay: 100 * time.Millisecond, For: 1500 * time.Millisecond},
+}
+
+// ftEveryKind is everyKind for ftraymond, its pause-tree shorter than
+// the detector's timeout: a member frozen, watchdog and all, while its
+// command runs on is suspected after the timeout, and no fence kept by a
+// process of that member can stop the command then (fencing tokens can).
+var ftEveryKind = append(slices.Clone(everyKind[:1]), append([]Fault{{Kind: PauseTree, For: 300 * time.Millisecond}}, everyKind[2:]...)...)
+
+var cases = []Case{
+	{name: "raymond/every-kind", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		period: 400 * time.Millisecond, schedule: everyKind, live: 3},
+	{name: "gcs-always/every-kind", problem: "alg: gcs\nn: 4\nl: 1\nk: 2\n", n: 4, bounds: Bounds{K: 2, L: 1},
+		schedule: everyKind, live: 2},
+	{name: "gcs-signal/every-kind", problem: "alg: gcs\nn: 5\nl: 2\nk: 3\n", n: 5, bounds: Bounds{K: 3},
+		period: 400 * time.Millisecond, schedule: everyKind, live: 5},
+	{name: "ftraymond/short-faults", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		period: 400 * time.Millisecond, detector: ftDetector, live: 3, schedule: []Fault{
+			{Kind: Pause, For: 200 * time.Millisecond},
+			{Kind: Delay, Delay: 50 * time.Millisecond, For: time.Second},
+			{Kind: Loss, Pct: 1, For: time.Second},
+		}},
+	{name: "ftraymond/every-kind", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		period: 400 * time.Millisecond, detector: ftDetector, schedule: ftEveryKind, live: 1, needs: needsFencing},
+	// The regressions: each a finding of probing critsec run by hand.
+	{name: "ftraymond/paused-holder-2s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 1, needs: needsFencing},
+	{name: "ftraymond/paused-holder-n4k2", problem: "alg: ftraymond\nn: 4\nk: 2\n", n: 4, bounds: Bounds{K: 2},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 2, needs: needsFencing},
+	{name: "ftraymond/paused-holder-0.8s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 800 * time.Millisecond}}, live: 1, needs: needsFencing},
+	{name: "ftraymond/partitioned-holder-2s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 2 * time.Second}}, live: 1, needs: needsFencing},
+	{name: "ftraymond/partitioned-holder-3.5s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		period: 400 * time.Millisecond, detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 3500 * time.Millisecond}},
+		live: 2, needs: needsRefusals},
+	{name: "ftraymond/partitioned-holder-7s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 7 * time.Second}}, live: 1, needs: needsRefusals},
+	{name: "raymond/dead-supervisor", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		schedule: []Fault{{Kind: KillSupervisor, For: 300 * time.Millisecond}}, live: 1, needs: needsDeath},
+	{name: "ftraymond/orphan", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
+		detector: ftDetector, schedule: []Fault{{Kind: KillSupervisor, Down: true, For: 2 * time.Second}}, live: 1, needs: needsDeath},
+}
+
+// Result is what a run of a case found.
+type Result struct {
+	Injected []Injected
+	Record   Report
+	Trace    *trace.Report
+	Problems []string // every assertion that failed, one line each
+}
+
+// TestFaults runs each case: the members start, the schedule runs (each
+// fault 500 ms after the previous one was undone), then the cluster must
+// have its live members running copies again; the members are stopped,
+// the record checked against the bounds and the merged node logs by the
+// trace checker.
+func TestFaults(t *testing.T) {
+	needNet(t)
+	build(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needs != "" && !*runAll {
+				t.Skipf("needs %s (-faults.all runs it)", c.needs)
+			}
+			res := runCase(t, c, 500*time.Millisecond)
+			t.Log(summary(c, res))
+			for _, p := range res.Problems {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// runCase runs c, gap between faults, and returns what it found.
+func runCase(t *testing.T, c Case, gap time.Duration) Result {
+	t.Helper()
+	det := c.detector
+	if *detector != "" && det != "" {
+		det = strings.ReplaceAll(*detector, `\n`, "\n")
+		if !strings.HasSuffix(det, "\n") {
+			det += "\n"
+		}
+	}
+	args := append([]string{"--grace", "200ms"}, c.runArgs...)
+	args = append(args, strings.Fields(*runArgs)...)
+	cl, err := NewCluster(Config{Dir: t.TempDir(), Problem: c.problem, N: c.n, Detector: det, RunArgs: args,
+		Period: c.period, Critsec: bins.critsec, Beat: bins.beat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cl.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	bound := 2 * time.Minute // start, stop, and the wait for the live members
+	for _, f := range c.schedule {
+		bound += max(f.After, gap) + f.For + 30*time.Second // a kill's restart, a holder to hit
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	for id := 1; id <= c.n; id++ {
+		if err := cl.Start(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := 1; id <= c.n; id++ {
+		if err := cl.Ready(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res Result
+	if err := cl.waitRunning(ctx, 0, max(c.bounds.L, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var crashes []trace.Event
+	for _, f := range c.schedule {
+		pause := gap
+		if f.After > 0 {
+			pause = f.After
+		}
+		time.Sleep(pause) // the schedule's pace, not a wait for a condition
+		in, err := cl.Inject(ctx, f)
+		res.Injected = append(res.Injected, in)
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+			break
+		}
+		if f.Down {
+			crashes = append(crashes, trace.Event{T: float64(in.At.UnixNano()) / 1e9, Ev: trace.EvCrash, Node: cs.ID(in.Members[0])})
+		}
+	}
+	cl.Net.Heal()
+	if err := cl.waitRunning(ctx, cl.recordLen(), c.live); err != nil {
+		res.Problems = append(res.Problems, fmt.Sprintf("after the faults: %v", err))
+	}
+	until := cl.recordLen()
+	cl.Stop()
+	lines, err := cl.ReadRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := c.bounds
+	b.Until = until
+	res.Record = Check(lines, b)
+	for _, s := range res.Record.Over {
+		res.Problems = append(res.Problems, "more than k copies: "+res.Record.Describe(s))
+	}
+	for _, s := range res.Record.Under {
+		res.Problems = append(res.Problems, "fewer than l copies: "+res.Record.Describe(s))
+	}
+	res.Trace, err = cl.CheckTrace(crashes...)
+	switch {
+	case err != nil:
+		res.Problems = append(res.Problems, fmt.Sprintf("merged trace: %v", err))
+	case res.Trace.Violation != nil:
+		res.Problems = append(res.Problems, fmt.Sprintf("merged trace: %v", res.Trace.Violation))
+	}
+	return res
+}
+
+// waitRunning waits until copies of at least want members wrote to the
+// record after its line from.
+func (c *Cluster) waitRunning(ctx context.Context, from, want int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		lines, err := c.ReadRecord()
+		if err != nil {
+			return err
+		}
+		members := map[int]bool{}
+		for _, l := range lines[min(from, len(lines)):] {
+			members[l.Member] = true
+		}
+		if len(members) >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("copies of %d members ran after record line %d, want %d: %w", len(members), from, want, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// summary is a case's result in a few lines.
+func summary(c Case, res Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d faults; record: %d lines, %d copies, max %d at once (k = %d)", c.name, len(res.Injected),
+		res.Record.Lines, len(res.Record.Copies), res.Record.Max, c.bounds.K)
+	if c.bounds.L > 0 {
+		fmt.Fprintf(&b, ", min %d once settled (l = %d)", res.Record.Min, c.bounds.L)
+	}
+	if res.Trace != nil {
+		fmt.Fprintf(&b, "; trace: %d events, #InCS %d..%d", res.Trace.Events, res.Trace.MinInCS, res.Trace.MaxInCS)
+	}
+	for _, in := range res.Injected {
+		fmt.Fprintf(&b, "\n  %s", in)
+	}
+	return b.String()
+}

@@ -1,0 +1,109 @@
+package faults
+
+import (
+	"strings"
+	"testing"
+)
+
+// record builds a record from "member pid seq ms" lines.
+func record(t *testing.T, text string) []Line {
+	t.Helper()
+	lines, err := ReadRecord(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestCheckOverlap: P1's copy runs lines 1-5, P2's 3-8 and P3's 4-6: two
+// copies run at lines 3 and 6, three at lines 4 and 5; with k = 1 one span
+// over k, lines 3-6 (P1, P2, P3), 20 ms; with k = 2 one span, lines 4-5.
+func TestCheckOverlap(t *testing.T) {
+	lines := record(t, `1 100 0 1000
+1 100 1 1020
+2 200 0 1030
+3 300 0 1035
+1 100 2 1040
+3 300 1 1050
+2 200 1 1060
+2 200 2 1080
+`)
+	rep := Check(lines, Bounds{K: 1})
+	if rep.Lines != 8 || len(rep.Copies) != 3 || rep.Max != 3 {
+		t.Fatalf("%d lines, copies %+v, max %d", rep.Lines, rep.Copies, rep.Max)
+	}
+	if len(rep.Over) != 1 {
+		t.Fatalf("over k = 1: %+v", rep.Over)
+	}
+	s := rep.Over[0]
+	if s.From != 2 || s.To != 5 || s.Count != 3 || s.Lines() != 4 || s.Ms != 20 || len(s.Copies) != 3 {
+		t.Errorf("over k = 1: %+v", s)
+	}
+	want := "3 copies for 4 lines (20 ms, lines 3-6): P1 pid 100 (lines 1-5) P2 pid 200 (lines 3-8) P3 pid 300 (lines 4-6)"
+	if got := rep.Describe(s); got != want {
+		t.Errorf("Describe:\n got %s\nwant %s", got, want)
+	}
+	rep = Check(lines, Bounds{K: 2})
+	if len(rep.Over) != 1 || rep.Over[0].From != 3 || rep.Over[0].To != 4 || rep.Over[0].Count != 3 {
+		t.Errorf("over k = 2: %+v", rep.Over)
+	}
+	if rep = Check(lines, Bounds{K: 3}); len(rep.Over) != 0 {
+		t.Errorf("over k = 3: %+v", rep.Over)
+	}
+}
+
+// TestCheckHandover: copies that follow each other never overlap, however
+// close in time; a pid that starts again from 0 is a new copy, and so is
+// the same pid on another member.
+func TestCheckHandover(t *testing.T) {
+	lines := record(t, `1 100 0 1000
+1 100 1 1000
+2 200 0 1000
+2 200 1 1000
+1 100 0 1000
+1 100 1 1000
+3 100 0 1000
+`)
+	rep := Check(lines, Bounds{K: 1, L: 1})
+	if len(rep.Copies) != 4 || rep.Max != 1 || rep.Min != 1 || len(rep.Over) != 0 || len(rep.Under) != 0 {
+		t.Errorf("handover: %+v", rep)
+	}
+}
+
+// TestCheckUnder: with l = 2, the first line with two copies settles the
+// run; P1's copy stops before P3's starts: lines 5-6 run one copy, 20 ms.
+// The last line, after the run was stopped (Until), is not checked.
+func TestCheckUnder(t *testing.T) {
+	lines := record(t, `1 100 0 1000
+1 100 1 1020
+2 200 0 1030
+1 100 2 1040
+2 200 1 1060
+2 200 2 1080
+3 300 0 1100
+2 200 3 1120
+3 300 1 1140
+`)
+	rep := Check(lines, Bounds{K: 2, L: 2, Until: 8})
+	if rep.Max != 2 || rep.Min != 1 || len(rep.Over) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	if len(rep.Under) != 1 || rep.Under[0].From != 4 || rep.Under[0].To != 5 || rep.Under[0].Count != 1 || rep.Under[0].Ms != 20 {
+		t.Errorf("under l = 2: %+v", rep.Under)
+	}
+}
+
+// TestReadRecordRefuses: a line that is not four numbers is refused with
+// its number; a last line without its newline is left out.
+func TestReadRecordRefuses(t *testing.T) {
+	for _, bad := range []string{"1 2 3\n", "1 2 3 x\n", "1 2 -3 4\n", "1 2 3 4 5\n"} {
+		_, err := ReadRecord(strings.NewReader("1 100 0 5\n" + bad))
+		if err == nil || !strings.Contains(err.Error(), "record line 2") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	lines, err := ReadRecord(strings.NewReader("1 100 0 5\n1 100 1"))
+	if err != nil || len(lines) != 1 {
+		t.Errorf("torn last line: %v %v", lines, err)
+	}
+}
