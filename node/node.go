@@ -50,6 +50,16 @@ var (
 	// while InCS or with a request pending, Exit while OutCS); it also
 	// wraps cs.ErrConvention. Nothing happened.
 	ErrInvalid = errors.New("invalid call")
+	// ErrPending: the call's context ended after the machine took the
+	// request. The request is in the log and stays pending: the node
+	// completes it later (Status and Watch show when), and it cannot be
+	// withdrawn (after an entry, exit once InCS). It wraps the context's
+	// error.
+	ErrPending = errors.New("the request stays pending")
+	// ErrDropped: the call's context ended before the machine took the
+	// request: nothing happened, and the call may be made again. It
+	// wraps the context's error.
+	ErrDropped = errors.New("the request was not taken")
 )
 
 // Status is a node's state as the application sees it.
@@ -156,7 +166,8 @@ type Node struct {
 // call is an Entry or Exit request for the driver.
 type call struct {
 	op    cs.Op
-	reply chan error // the call's result: nil once complete, or why not
+	reply chan error    // the call's result: nil once complete, or why not
+	taken chan struct{} // closed once the machine took the call
 }
 
 // Start builds process id's machine from cfg, loads its TLS files, starts
@@ -304,6 +315,7 @@ func (nd *Node) drive() {
 				c.reply <- err // refused: nothing happened, nothing to log
 				return true
 			}
+			close(c.taken)
 			rec = appendCall(rec[:0], time.Now().UnixNano(), c.op)
 		} else {
 			if err := eff.Step(nd.machine, cs.Deliver(d.From, d.Msg)); err != nil {
@@ -566,6 +578,9 @@ func (nd *Node) Exit(ctx context.Context) error {
 	if nd.beforeExit != nil {
 		if s, p := nd.State(); s == cs.InCS && p == cs.None {
 			if err := nd.beforeExit(ctx); err != nil {
+				if ctx.Err() != nil { // the exit was not asked for
+					return fmt.Errorf("%w: before the exit: %w", ErrDropped, err)
+				}
 				return fmt.Errorf("before the exit: %w", err)
 			}
 		}
@@ -574,26 +589,39 @@ func (nd *Node) Exit(ctx context.Context) error {
 }
 
 func (nd *Node) do(ctx context.Context, op cs.Op) error {
-	c := call{op: op, reply: make(chan error, 1)}
+	c := call{op: op, reply: make(chan error, 1), taken: make(chan struct{})}
 	select {
 	case nd.calls <- c:
 	case <-nd.stopped:
 		return fmt.Errorf("%w: %v", ErrClosed, nd.Err())
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%w: %w", ErrDropped, ctx.Err())
 	}
+	var err error
 	select {
-	case err := <-c.reply:
-		if errors.Is(err, cs.ErrConvention) {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		if err != nil && !errors.Is(err, ErrClosed) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
-		}
-		return err
+	case err = <-c.reply:
 	case <-ctx.Done():
-		return ctx.Err()
+		// The driver has the call: it either refuses it at once or takes
+		// it, and then the request stays pending.
+		select {
+		case err = <-c.reply:
+		case <-c.taken:
+			select {
+			case err = <-c.reply: // completed meanwhile
+			default:
+				return fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+			}
+		case <-nd.stopped:
+			return fmt.Errorf("%w: %v", ErrClosed, nd.Err())
+		}
 	}
+	if errors.Is(err, cs.ErrConvention) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err != nil && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
 }
 
 // State returns the node's state and its pending request.
