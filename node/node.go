@@ -107,6 +107,12 @@ type Options struct {
 	// DefaultCompactEvery; a negative value never compacts, which keeps the
 	// whole history for TraceFromLog.
 	CompactEvery int
+	// RejoinWithEmptyLog lets a node whose log is new (empty or missing)
+	// start although its peers remember the member: it continues the
+	// channels where the peers are, from the machine's initial state
+	// (lostlog.go; docs/network.md, "A lost log"). Without it such a node
+	// stops with ErrLogLost.
+	RejoinWithEmptyLog bool
 }
 
 // DefaultCompactEvery is Options.CompactEvery when it is 0.
@@ -143,6 +149,8 @@ type Node struct {
 	lastDetect   time.Time // when the detector last ran (driver only)
 	resumed      time.Time // its last late round (driver only)
 	refused      <-chan cs.ID
+	lost         chan error              // the transport found the log behind a peer's memory (lostlog.go)
+	rejoin       bool                    // a new log that may rejoin (Options.RejoinWithEmptyLog)
 	compactEvery int                     // records; 0: never
 	fresh        func() (*replay, error) // a replay with a fresh machine (loadsBack)
 	nextCompact  int                     // the log's size at which to compact next
@@ -239,6 +247,14 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 			}
 		}
 	}
+	lost := make(chan error, 1)
+	tc.LogLost = func(_ cs.ID, err error) {
+		select {
+		case lost <- err:
+		default:
+		}
+	}
+	tc.Rejoin = fresh && o.RejoinWithEmptyLog
 	if o.Transport != nil {
 		o.Transport(&tc)
 	}
@@ -252,7 +268,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
 		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
-		det: cfg.Detector, detFresh: fresh, refused: refused, detStart: time.Now(),
+		det: cfg.Detector, detFresh: fresh, refused: refused, detStart: time.Now(), lost: lost, rejoin: tc.Rejoin,
 	}
 	for _, j := range rp.crashed.Members() {
 		tr.Refuse(j) // declared crashed before the restart: still crashed
@@ -347,6 +363,9 @@ func (nd *Node) drive() {
 		acts = append(acts, a)
 		return true
 	}
+	if nd.detFresh && !nd.awaitPeers() {
+		return
+	}
 	tick, fds := nd.detectTicker()
 	defer tick.Stop()
 	for {
@@ -363,6 +382,9 @@ func (nd *Node) drive() {
 				}
 			case <-tick.C:
 				fds = nd.detect()
+			case err := <-nd.lost:
+				nd.stop(err)
+				return
 			case peer := <-nd.refused:
 				nd.stop(fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
 					"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer))

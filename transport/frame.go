@@ -17,10 +17,13 @@ import (
 // before anything is allocated.
 const (
 	// frameHello opens a connection, from the dialing sender: version,
-	// from, to and the fingerprint's fields.
+	// from, to, the fingerprint's fields, and the highest sequence number
+	// the sender has seen acknowledged on the link.
 	frameHello byte = iota + 1
 	// frameWelcome accepts a Hello: the highest sequence number the
-	// receiver has confirmed on the link (the sender resends what follows).
+	// receiver has confirmed on the link (the sender resends what
+	// follows), and the highest it has seen acknowledged on its own link
+	// to the sender.
 	frameWelcome
 	// frameRefuse refuses a Hello: the reason, naming what differs.
 	frameRefuse
@@ -34,7 +37,7 @@ const (
 )
 
 // version is the wire format's version, sent in the Hello.
-const version = 1
+const version = 2
 
 // DefaultMaxFrame is the default limit on a frame's length: 1 MiB holds a
 // message listing 100 000 process ids (MUTIN's Response1 at alg.MaxN).
@@ -81,6 +84,7 @@ func readFrame(r *bufio.Reader, max int) (frame, error) {
 type hello struct {
 	from, to    cs.ID
 	fingerprint Fingerprint
+	acked       uint64
 }
 
 func appendHello(b []byte, h hello) []byte {
@@ -91,7 +95,7 @@ func appendHello(b []byte, h hello) []byte {
 	for _, f := range h.fingerprint {
 		body = appendString(appendString(body, f.Name), f.Digest)
 	}
-	return appendFrame(b, frameHello, body)
+	return appendFrame(b, frameHello, binary.AppendUvarint(body, h.acked))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -113,6 +117,7 @@ func parseHello(body []byte) (hello, error) {
 	for i := uint64(0); i < c && r.Err() == nil; i++ {
 		h.fingerprint = append(h.fingerprint, Field{Name: string(r.Bytes()), Digest: string(r.Bytes())})
 	}
+	h.acked = r.Uint()
 	if err := r.Done("hello"); err != nil {
 		return hello{}, fmt.Errorf("%w: %v", errFrame, err)
 	}
@@ -132,13 +137,32 @@ func id(r *cs.Reader) cs.ID {
 	return cs.ID(v)
 }
 
-// appendSeq appends a frame whose body is one sequence number (Welcome,
-// Ack).
+// welcome is the body of a Welcome frame: the receiver's confirmed
+// sequence number on the sender's link, and what it has seen acknowledged
+// on its own link to the sender.
+type welcome struct {
+	confirmed, acked uint64
+}
+
+func appendWelcome(b []byte, w welcome) []byte {
+	return appendFrame(b, frameWelcome, binary.AppendUvarint(binary.AppendUvarint(nil, w.confirmed), w.acked))
+}
+
+func parseWelcome(body []byte) (welcome, error) {
+	r := cs.NewReader(body)
+	w := welcome{confirmed: r.Uint(), acked: r.Uint()}
+	if err := r.Done("welcome"); err != nil {
+		return welcome{}, fmt.Errorf("%w: %v", errFrame, err)
+	}
+	return w, nil
+}
+
+// appendSeq appends a frame whose body is one sequence number (Ack).
 func appendSeq(b []byte, typ byte, seq uint64) []byte {
 	return appendFrame(b, typ, binary.AppendUvarint(nil, seq))
 }
 
-// parseSeq reads the body of a Welcome or Ack.
+// parseSeq reads the body of an Ack.
 func parseSeq(body []byte) (uint64, error) {
 	r := cs.NewReader(body)
 	seq := r.Uint()

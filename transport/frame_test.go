@@ -14,8 +14,8 @@ import (
 // an error and never panics or allocates beyond the limit; every body it
 // accepts re-encodes to the same bytes, so only canonical frames pass.
 func FuzzFrame(f *testing.F) {
-	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint}))
-	f.Add(appendSeq(appendSeq(nil, frameWelcome, 7), frameAck, 1<<40))
+	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint, acked: 9}))
+	f.Add(appendSeq(appendWelcome(nil, welcome{confirmed: 7, acked: 3}), frameAck, 1<<40))
 	f.Add(appendData(appendFrame(nil, framePing, nil), 3, raymond.Request{Last: -5}))
 	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
@@ -43,7 +43,13 @@ func FuzzFrame(f *testing.F) {
 					continue
 				}
 				again = appendHello(nil, h)
-			case frameWelcome, frameAck:
+			case frameWelcome:
+				w, err := parseWelcome(fr.body)
+				if err != nil {
+					continue
+				}
+				again = appendWelcome(nil, w)
+			case frameAck:
 				seq, err := parseSeq(fr.body)
 				if err != nil {
 					continue

@@ -108,6 +108,18 @@ type Config struct {
 	// because it declared this node crashed (see Refuse): this incarnation
 	// of the node must stop.
 	Refused func(peer cs.ID)
+	// LogLost, when not nil, is called when a handshake with a peer shows
+	// that this node's channels are behind the peer's memory of them: the
+	// peer saw acknowledged, or confirmed, more than this node's log
+	// holds (a torn tail after a power loss without fsync, or a deleted
+	// log). The node must stop: resent or renumbered messages would be
+	// lost or taken twice. The connection is refused or dropped.
+	LogLost func(peer cs.ID, err error)
+	// Rejoin, for a node whose log is new, adopts the peers' positions on
+	// the channels they remember instead of calling LogLost: the next
+	// message on each continues the peer's numbering. A node's operator
+	// asks for it (critsec node --rejoin-with-empty-log).
+	Rejoin bool
 }
 
 // RefusedCrashed is the reason a transport gives a peer it refuses after
@@ -176,6 +188,9 @@ var (
 	ErrClosed = errors.New("transport closed")
 	// ErrQueueFull: the channel holds MaxQueue unacknowledged messages.
 	ErrQueueFull = errors.New("channel queue full")
+	// ErrLogLost: a peer remembers more of the channels than this node
+	// (Config.LogLost).
+	ErrLogLost = errors.New("log behind the peers")
 )
 
 // Transport is one node's end of the channels to and from every peer.
@@ -193,6 +208,11 @@ type Transport struct {
 	mu    sync.Mutex // guards conns
 	conns map[net.Conn]struct{}
 	pre   chan struct{} // a slot per connection not yet past its Hello
+
+	// welcomed counts the peers that have welcomed a connection;
+	// allWelcomed is closed when it reaches their number (Welcomed).
+	welcomed    atomic.Int64
+	allWelcomed chan struct{}
 
 	// heard[j] is when a frame last came from peer j, on either of the
 	// two connections (Unix nanoseconds, 0: never); refused[j] is set by
@@ -250,6 +270,10 @@ func New(cfg Config) (*Transport, error) {
 		conns: map[net.Conn]struct{}{},
 		pre:   make(chan struct{}, maxUnauthenticated),
 		heard: map[cs.ID]*atomic.Int64{}, refused: map[cs.ID]*atomic.Bool{},
+		allWelcomed: make(chan struct{}),
+	}
+	if len(cfg.Peers) == 0 {
+		close(t.allWelcomed)
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -314,6 +338,23 @@ func (t *Transport) Acked(to cs.ID) uint64 {
 	defer l.mu.Unlock()
 	return l.acked
 }
+
+// Confirmed returns the highest sequence number of channel from -> Self
+// that the consumer has confirmed (or that Restore or Rejoin set).
+func (t *Transport) Confirmed(from cs.ID) uint64 {
+	in := t.in[from]
+	if in == nil {
+		return 0
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.confirmed
+}
+
+// Welcomed is closed once every peer has welcomed a connection of this
+// node, so the handshakes have compared this node's channels with every
+// peer's memory of them, both ways (a node on a new log waits for it).
+func (t *Transport) Welcomed() <-chan struct{} { return t.allWelcomed }
 
 // LastHeard returns when a frame last came from peer j, on either of its
 // two connections (data, pings, acknowledgements: a live peer sends one
@@ -484,6 +525,8 @@ type link struct {
 	addr string
 	wake chan struct{} // new messages or acknowledgements
 
+	welcomed bool // a connection was welcomed once (session's goroutine)
+
 	mu      sync.Mutex
 	queue   []cs.Message // unacknowledged, sequence numbers acked+1...
 	acked   uint64       // highest acknowledged sequence number
@@ -569,7 +612,10 @@ func (l *link) session() (established bool, err error) {
 	}
 	w := bufio.NewWriter(conn)
 	r := bufio.NewReader(conn)
-	w.Write(appendHello(nil, hello{from: t.cfg.Self, to: l.to, fingerprint: t.cfg.Fingerprint}))
+	l.mu.Lock()
+	acked := l.acked
+	l.mu.Unlock()
+	w.Write(appendHello(nil, hello{from: t.cfg.Self, to: l.to, fingerprint: t.cfg.Fingerprint, acked: acked}))
 	if err := w.Flush(); err != nil {
 		return false, err
 	}
@@ -590,15 +636,25 @@ func (l *link) session() (established bool, err error) {
 		return false, fmt.Errorf("%w: frame type %d instead of a welcome", errFrame, f.typ)
 	}
 	t.hear(l.to)
-	confirmed, err := parseSeq(f.body)
+	wel, err := parseWelcome(f.body)
 	if err == nil {
-		err = l.ack(confirmed)
+		err = l.checkWelcome(wel)
+	}
+	if err == nil {
+		err = l.ack(wel.confirmed)
 	}
 	if err != nil {
 		t.log.Error("bad welcome", "peer", int(l.to), "err", err)
 		return false, err
 	}
+	confirmed := wel.confirmed
 	raw.SetDeadline(time.Time{})
+	if !l.welcomed {
+		l.welcomed = true
+		if t.welcomed.Add(1) == int64(len(t.out)) {
+			close(t.allWelcomed)
+		}
+	}
 
 	// The reader takes acknowledgements; it ends the session on error.
 	done := make(chan error, 1)
@@ -672,6 +728,67 @@ func (l *link) session() (established bool, err error) {
 			return true, ErrClosed
 		}
 	}
+}
+
+// checkWelcome compares the peer's memory of the two channels between
+// this node and it (its Welcome) with this node's: a peer that confirms
+// less than it acknowledged lost its log's tail (an error naming it, and
+// the session is not counted as established, so redials back off); one
+// that confirms more than this node sent, or saw acknowledged more than
+// this node confirmed, remembers what this node's log lost (LogLost, or
+// with Rejoin on a new log, the peer's numbering is adopted).
+func (l *link) checkWelcome(w welcome) error {
+	t := l.t
+	l.mu.Lock()
+	acked, sent := l.acked, l.acked+uint64(len(l.queue))
+	if w.confirmed < acked {
+		l.mu.Unlock()
+		return fmt.Errorf("P%d's log lost messages it acknowledged: it confirms %d on channel %d -> %d, after acknowledging %d; "+
+			"it must be restarted on its intact log, or rejoin (docs/network.md, \"A lost log\")", l.to, w.confirmed, t.cfg.Self, l.to, acked)
+	}
+	lostOut := w.confirmed > sent
+	if lostOut && t.cfg.Rejoin && sent == 0 {
+		l.acked, l.highest, lostOut = w.confirmed, w.confirmed, false
+		t.log.Warn("rejoining: channel continues the peer's numbering", "peer", int(l.to), "to", int(l.to), "after", w.confirmed)
+	}
+	l.mu.Unlock()
+	if lostOut {
+		return t.logLost(l.to, fmt.Errorf("P%d confirmed %d messages on channel %d -> %d, but this node's log sent only %d",
+			l.to, w.confirmed, t.cfg.Self, l.to, sent))
+	}
+	return t.checkInbound(l.to, w.acked)
+}
+
+// checkInbound compares acked, what peer saw acknowledged on channel
+// peer -> Self, with what this node confirmed: more means this node's
+// log lost deliveries it acknowledged (LogLost, or with Rejoin on a new
+// channel, the peer's numbering is adopted).
+func (t *Transport) checkInbound(peer cs.ID, acked uint64) error {
+	in := t.in[peer]
+	in.mu.Lock()
+	confirmed := in.confirmed
+	if acked > confirmed && t.cfg.Rejoin && in.delivered == 0 {
+		in.delivered, in.confirmed, confirmed = acked, acked, acked
+		t.log.Warn("rejoining: channel continues the peer's numbering", "peer", int(peer), "from", int(peer), "after", acked)
+	}
+	in.mu.Unlock()
+	if acked > confirmed {
+		return t.logLost(peer, fmt.Errorf("P%d saw %d messages acknowledged on channel %d -> %d, but this node's log holds only %d",
+			peer, acked, peer, t.cfg.Self, confirmed))
+	}
+	return nil
+}
+
+// logLost reports that this node's log lost records peer remembers
+// (Config.LogLost) and returns the error, which says how to recover.
+func (t *Transport) logLost(peer cs.ID, err error) error {
+	err = fmt.Errorf("%w: %w: this member's log lost records (a torn tail after a power loss with fsync off, or a deleted log); "+
+		"restore the log, or start the member on an empty log with --rejoin-with-empty-log (docs/network.md, \"A lost log\")", ErrLogLost, err)
+	t.log.Error("log behind a peer's memory of it", "peer", int(peer), "err", err)
+	if t.cfg.LogLost != nil {
+		t.cfg.LogLost(peer, err)
+	}
+	return err
 }
 
 // inbound is channel peer -> Self, seen from the receiver.
@@ -802,6 +919,12 @@ func (t *Transport) serve(raw net.Conn) {
 		conn.Write(appendFrame(nil, frameRefuse, []byte(RefusedCrashed)))
 		return
 	}
+	if err := t.checkInbound(peer, h.acked); err != nil {
+		t.refuse(raw, "this node's log is behind the peer's", "peer", int(peer))
+		conn.Write(appendFrame(nil, frameRefuse, fmt.Appendf(nil, "P%d's log lost messages it acknowledged to you (channel %d -> %d: you saw %d acknowledged); it stops",
+			t.cfg.Self, peer, t.cfg.Self, h.acked)))
+		return
+	}
 
 	release()
 
@@ -818,7 +941,11 @@ func (t *Transport) serve(raw net.Conn) {
 	in.mu.Lock()
 	confirmed := in.confirmed
 	in.mu.Unlock()
-	if _, err := conn.Write(appendSeq(nil, frameWelcome, confirmed)); err != nil {
+	back := t.out[peer]
+	back.mu.Lock()
+	backAcked := back.acked
+	back.mu.Unlock()
+	if _, err := conn.Write(appendWelcome(nil, welcome{confirmed: confirmed, acked: backAcked})); err != nil {
 		return
 	}
 	raw.SetDeadline(time.Time{})
