@@ -28,6 +28,9 @@ func (nd *Node) awaitPeers() bool {
 	case err := <-nd.lost:
 		nd.stop(err)
 		return false
+	case peer := <-nd.refused:
+		nd.stop(refusedCrashed(peer))
+		return false
 	case <-nd.done:
 		nd.stop(ErrClosed)
 		return false

@@ -292,6 +292,12 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	return nd, nil
 }
 
+// refusedCrashed is why a node that peer refuses as crashed stops.
+func refusedCrashed(peer cs.ID) error {
+	return fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
+		"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer)
+}
+
 // action is what the driver does for one input once the input's group
 // is committed to the log.
 type action struct {
@@ -386,8 +392,7 @@ func (nd *Node) drive() {
 				nd.stop(err)
 				return
 			case peer := <-nd.refused:
-				nd.stop(fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
-					"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer))
+				nd.stop(refusedCrashed(peer))
 				return
 			case <-nd.done:
 				nd.stop(ErrClosed)

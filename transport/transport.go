@@ -205,9 +205,11 @@ type Transport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex // guards conns and preFrom
 	conns map[net.Conn]struct{}
 	pre   chan struct{} // a slot per connection not yet past its Hello
+	// preFrom counts those connections by remote address (IP).
+	preFrom map[string]int
 
 	// welcomed counts the peers that have welcomed a connection;
 	// allWelcomed is closed when it reaches their number (Welcomed).
@@ -267,7 +269,7 @@ func New(cfg Config) (*Transport, error) {
 		out:   map[cs.ID]*link{},
 		in:    map[cs.ID]*inbound{},
 		inbox: make(chan Delivery, 256),
-		conns: map[net.Conn]struct{}{},
+		conns: map[net.Conn]struct{}{}, preFrom: map[string]int{},
 		pre:   make(chan struct{}, maxUnauthenticated),
 		heard: map[cs.ID]*atomic.Int64{}, refused: map[cs.ID]*atomic.Bool{},
 		allWelcomed: make(chan struct{}),
@@ -831,11 +833,50 @@ func (t *Transport) accept() {
 // maxUnauthenticated bounds the connections in their TLS handshake or
 // before their Hello, each for at most handshakeTimeout, so that
 // strangers cannot hold more than that many goroutines and buffers; more
-// are refused at once.
+// are refused at once. maxUnauthenticatedFrom bounds those from one
+// remote address (IP), so that one stranger holding idle connections
+// cannot take every slot and starve the members' handshakes.
 const (
-	maxUnauthenticated = 64
-	handshakeTimeout   = 5 * time.Second
+	maxUnauthenticated     = 64
+	maxUnauthenticatedFrom = 16
+	handshakeTimeout       = 5 * time.Second
 )
+
+// remoteIP is the address of c's remote end without its port.
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr().String()
+}
+
+// admit takes a slot for a connection not yet past its Hello, from the
+// global ones and from those of its remote address ip; it returns why
+// not when none is free.
+func (t *Transport) admit(ip string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.preFrom[ip] >= maxUnauthenticatedFrom {
+		return fmt.Sprintf("%d connections from %s already wait for their handshake", maxUnauthenticatedFrom, ip)
+	}
+	select {
+	case t.pre <- struct{}{}:
+	default:
+		return fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated)
+	}
+	t.preFrom[ip]++
+	return ""
+}
+
+// unadmit frees the slots admit took.
+func (t *Transport) unadmit(ip string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	<-t.pre
+	if t.preFrom[ip]--; t.preFrom[ip] == 0 {
+		delete(t.preFrom, ip)
+	}
+}
 
 // lost reports whether err is the connection's loss (closed or reset by
 // either side) rather than a refusal.
@@ -853,17 +894,16 @@ func (t *Transport) refuse(c net.Conn, why string, args ...any) {
 // serve authenticates one incoming connection, checks its Hello and
 // receives its channel's messages until it fails.
 func (t *Transport) serve(raw net.Conn) {
-	select {
-	case t.pre <- struct{}{}:
-	default:
-		t.refuse(raw, fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated))
+	ip := remoteIP(raw)
+	if why := t.admit(ip); why != "" {
+		t.refuse(raw, why)
 		return
 	}
 	released := false
 	release := func() {
 		if !released {
 			released = true
-			<-t.pre
+			t.unadmit(ip)
 		}
 	}
 	defer release()
