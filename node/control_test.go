@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -110,4 +111,37 @@ func TestControlClosesIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed(c, "an idle connection after a request")
+}
+
+// TestControlDropped: an enter that times out before the node takes it (a
+// node on a new log waits for its peer, which is down) is reported as
+// dropped, and nothing is pending.
+func TestControlDropped(t *testing.T) {
+	cfg, nodes := startClusterConfig(t, "alg: raymond\nn: 2\nk: 1\n", 2, nil)
+	nodes[0].Close()
+	nodes[1].Close()
+	if err := os.Remove(LogPath(cfg, 1)); err != nil {
+		t.Fatal(err)
+	}
+	p1, err := Start(cfg, 1, testOptions(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[0] = p1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sock := filepath.Join(t.TempDir(), "ctl.sock")
+	go p1.ServeControl(ctx, sock)
+	ctl := DialControl(sock)
+	defer ctl.Close()
+	var a StatusJSON
+	for range 100 { // until the socket is up
+		if a, err = ctl.Do(ctx, "enter", 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "connect") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err == nil || !strings.Contains(err.Error(), "nothing happened") || a.Request != "dropped" || a.Pending != "none" {
+		t.Errorf("enter on a node waiting for its peer: %+v %v", a, err)
+	}
 }
