@@ -64,13 +64,15 @@ func (b *CrashBounds) String() string {
 
 // CrashFailure is a broken part of CrashBounds.
 type CrashFailure struct {
-	// Exiter is the process whose exit broke S2, or 0 when S1 broke.
+	// Exiter is the process whose exit broke S2, or 0 when S1 or the
+	// initial configuration's bounds broke.
 	Exiter cs.ID
 	// InCS is the number of live processes InCS; Unreported, for S2, the
 	// processes that crashed InCS and whose crash the exiter's detector
 	// has not reported.
 	InCS, Unreported int
-	// Bound is the bound broken: k for S1, l for S2.
+	// Bound is the bound broken: k for S1, l for S2 and for an initial
+	// configuration with fewer than l processes InCS.
 	Bound int
 }
 
@@ -78,7 +80,10 @@ type CrashFailure struct {
 // InCS, above the upper bound 2" or "P1's exit left 1 live process InCS
 // and 0 unreported crashes InCS, below the lower bound 2".
 func (f *CrashFailure) Error() string {
-	if f.Exiter == 0 {
+	switch {
+	case f.Exiter == 0 && f.InCS < f.Bound:
+		return fmt.Sprintf("%d %s InCS initially, below the lower bound %d", f.InCS, plural(f.InCS), f.Bound)
+	case f.Exiter == 0:
 		return fmt.Sprintf("%d live %s InCS, above the upper bound %d", f.InCS, plural(f.InCS), f.Bound)
 	}
 	return fmt.Sprintf("P%d's exit left %d live %s InCS and %d unreported %s InCS, below the lower bound %d",
@@ -110,6 +115,16 @@ func (b *CrashBounds) Upper(v CrashView) *CrashFailure {
 		return &CrashFailure{InCS: c, Bound: b.k}
 	}
 	return nil
+}
+
+// Initial checks the initial configuration v, in which nobody has
+// crashed: l <= #InCS <= k (the global paper's safe initial
+// configuration, Definition 2). It costs n.
+func (b *CrashBounds) Initial(v CrashView) *CrashFailure {
+	if c := b.inCS(v); c < b.l {
+		return &CrashFailure{InCS: c, Bound: b.l}
+	}
+	return b.Upper(v)
 }
 
 // AfterExit checks S2 for the exit of process i that led to v: the live

@@ -90,6 +90,27 @@ func TestCrashBoundsUpper(t *testing.T) {
 	}
 }
 
+func TestCrashBoundsInitial(t *testing.T) {
+	b := mustCrashBounds(t, 4, 2, 3)
+	for _, c := range []struct {
+		in   []cs.ID
+		want string
+	}{
+		{[]cs.ID{1, 2}, ""},
+		{[]cs.ID{1, 2, 3}, ""},
+		{[]cs.ID{1}, "1 process InCS initially, below the lower bound 2"},
+		{[]cs.ID{1, 2, 3, 4}, "4 live processes InCS, above the upper bound 3"},
+	} {
+		f, got := b.Initial(conf(4, c.in...)), ""
+		if f != nil {
+			got = f.Error()
+		}
+		if got != c.want {
+			t.Errorf("%v InCS: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // TestCrashBoundsExitGuard: without crashes S2 is the crash-free lower
 // bound checked at exits.
 func TestCrashBoundsExitGuard(t *testing.T) {
