@@ -11,11 +11,12 @@ import (
 // reported. The runtime that checks builds it from its state (the model
 // checker), its events (the simulator) or a trace.
 type CrashView interface {
-	// InCS reports whether id is live and InCS.
+	// View's InCS reports whether id is live and InCS.
 	View
 	// Crashed reports whether id has crashed.
 	Crashed(id cs.ID) bool
-	// CrashedInCS reports whether id crashed while InCS.
+	// CrashedInCS reports whether id has crashed and was InCS when it
+	// did.
 	CrashedInCS(id cs.ID) bool
 	// Reported reports whether process i's detector module has reported
 	// j's crash: output a suspicion of j that is not one of a trusting
@@ -135,7 +136,7 @@ func (b *CrashBounds) Initial(v CrashView) *CrashFailure {
 func (b *CrashBounds) AfterExit(i cs.ID, v CrashView) *CrashFailure {
 	c, u := b.inCS(v), 0
 	for j := cs.ID(1); int(j) <= b.n; j++ {
-		if j != i && v.Crashed(j) && v.CrashedInCS(j) && !v.Reported(i, j) {
+		if j != i && v.CrashedInCS(j) && !v.Reported(i, j) {
 			u++
 		}
 	}
