@@ -30,9 +30,14 @@ import (
 //
 // Every answer is a StatusJSON; an error adds "error" and sets the code:
 // 409 the call breaks the invocation convention (nothing happened), 504
-// the timeout passed (the request stays pending: the node enters or
-// leaves later, /status shows when), 503 the node is closed, 400 a bad
-// query. A client that disconnects leaves its request pending likewise.
+// the timeout passed, 503 the node is closed, 400 a bad query. After a
+// timeout "request" says which of two things happened: "pending" (the
+// node took the request, which stays pending: it enters or leaves later,
+// /status shows when, and the request cannot be withdrawn) or "dropped"
+// (the node had not taken it: nothing happened). A client that
+// disconnects leaves a request it made pending likewise. Idle
+// connections are closed (controlIdleTimeout), and so are connections
+// that do not send a request's header in time (controlHeaderTimeout).
 
 // StatusJSON is a control endpoint's answer.
 type StatusJSON struct {
@@ -44,6 +49,9 @@ type StatusJSON struct {
 	// Fence is Status.Fence, as a trace writes it: {"seq":7,"crashed":[2]}.
 	Fence *trace.Fence `json:"fence,omitempty"`
 	Error string       `json:"error,omitempty"`
+	// Request, after a timeout (504), is "pending" (ErrPending) or
+	// "dropped" (ErrDropped).
+	Request string `json:"request,omitempty"`
 }
 
 // fenceOf returns m's fencing token when m is InCS and gives tokens
@@ -57,6 +65,14 @@ func fenceOf(m cs.Machine) *cs.Fence {
 	tok := f.Fence()
 	return &tok
 }
+
+// The control server's timeouts: an idle connection is closed, and so is
+// one that does not send a request's header in time. Variables so that
+// tests can shorten them.
+var (
+	controlIdleTimeout   = 30 * time.Second
+	controlHeaderTimeout = 5 * time.Second
+)
 
 // ControlSocket is the default path of node id's control socket.
 func ControlSocket(cfg *Config, id cs.ID) string {
@@ -75,7 +91,8 @@ func (nd *Node) ServeControl(ctx context.Context, path string) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: nd.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: nd.Handler(), ReadHeaderTimeout: controlHeaderTimeout, IdleTimeout: controlIdleTimeout,
+		MaxHeaderBytes: 16 << 10}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
@@ -92,7 +109,11 @@ func (nd *Node) Handler() http.Handler {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		nd.answer(w, http.StatusOK, nil)
 	})
-	call := func(op func(*Node, context.Context) error) http.HandlerFunc {
+	call := func(name string, op func(*Node, context.Context) error) http.HandlerFunc {
+		hint := "" // how a pending request ends
+		if name == "enter" {
+			hint = " (exit once the node is InCS)"
+		}
 		return func(w http.ResponseWriter, r *http.Request) {
 			timeout := 30 * time.Second
 			if q := r.URL.Query().Get("timeout"); q != "" {
@@ -106,30 +127,41 @@ func (nd *Node) Handler() http.Handler {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			err := op(nd, ctx)
-			code := http.StatusOK
+			code, request := http.StatusOK, ""
 			switch {
 			case err == nil:
 			case errors.Is(err, ErrInvalid):
 				code = http.StatusConflict
-			case errors.Is(err, context.DeadlineExceeded):
-				code = http.StatusGatewayTimeout
+			case errors.Is(err, ErrPending):
+				code, request = http.StatusGatewayTimeout, "pending"
+				err = fmt.Errorf("timed out after %s: the %s request stays pending: the node completes it later "+
+					"(status shows when), and it cannot be withdrawn%s", timeout, name, hint)
+			case errors.Is(err, ErrDropped):
+				code, request = http.StatusGatewayTimeout, "dropped"
+				err = fmt.Errorf("timed out after %s before the node took the %s request: nothing happened; ask again",
+					timeout, name)
 			case errors.Is(err, ErrClosed):
 				code = http.StatusServiceUnavailable
 			default:
 				code = http.StatusInternalServerError
 			}
-			nd.answer(w, code, err)
+			nd.answerRequest(w, code, err, request)
 		}
 	}
 	mux.Handle("GET /metrics", nd.MetricsHandler())
-	mux.HandleFunc("POST /enter", call((*Node).Enter))
-	mux.HandleFunc("POST /exit", call((*Node).Exit))
+	mux.HandleFunc("POST /enter", call("enter", (*Node).Enter))
+	mux.HandleFunc("POST /exit", call("exit", (*Node).Exit))
 	return mux
 }
 
 func (nd *Node) answer(w http.ResponseWriter, code int, err error) {
+	nd.answerRequest(w, code, err, "")
+}
+
+func (nd *Node) answerRequest(w http.ResponseWriter, code int, err error, request string) {
 	s := nd.Status()
-	a := StatusJSON{Node: int(nd.id), State: s.State.String(), Pending: s.Pending.String(), Changes: s.Changes, WaitingOn: []int{}}
+	a := StatusJSON{Node: int(nd.id), State: s.State.String(), Pending: s.Pending.String(), Changes: s.Changes, WaitingOn: []int{},
+		Request: request}
 	for _, id := range s.WaitingOn {
 		a.WaitingOn = append(a.WaitingOn, int(id))
 	}

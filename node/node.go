@@ -50,6 +50,16 @@ var (
 	// while InCS or with a request pending, Exit while OutCS); it also
 	// wraps cs.ErrConvention. Nothing happened.
 	ErrInvalid = errors.New("invalid call")
+	// ErrPending: the call's context ended after the machine took the
+	// request. The request is in the log and stays pending: the node
+	// completes it later (Status and Watch show when), and it cannot be
+	// withdrawn (after an entry, exit once InCS). It wraps the context's
+	// error.
+	ErrPending = errors.New("the request stays pending")
+	// ErrDropped: the call's context ended before the machine took the
+	// request: nothing happened, and the call may be made again. It
+	// wraps the context's error.
+	ErrDropped = errors.New("the request was not taken")
 )
 
 // Status is a node's state as the application sees it.
@@ -101,6 +111,12 @@ type Options struct {
 	// DefaultCompactEvery; a negative value never compacts, which keeps the
 	// whole history for TraceFromLog.
 	CompactEvery int
+	// RejoinWithEmptyLog lets a node whose log is new (empty or missing)
+	// start although its peers remember the member: it continues the
+	// channels where the peers are, from the machine's initial state
+	// (lostlog.go; docs/network.md, "A lost log"). Without it such a node
+	// stops with ErrLogLost.
+	RejoinWithEmptyLog bool
 }
 
 // DefaultCompactEvery is Options.CompactEvery when it is 0.
@@ -137,6 +153,8 @@ type Node struct {
 	lastDetect   time.Time // when the detector last ran (driver only)
 	resumed      time.Time // its last late round (driver only)
 	refused      <-chan cs.ID
+	lost         chan error              // the transport found the log behind a peer's memory (lostlog.go)
+	rejoin       bool                    // a new log that may rejoin (Options.RejoinWithEmptyLog)
 	compactEvery int                     // records; 0: never
 	fresh        func() (*replay, error) // a replay with a fresh machine (loadsBack)
 	nextCompact  int                     // the log's size at which to compact next
@@ -163,7 +181,8 @@ type Node struct {
 // call is an Entry or Exit request for the driver.
 type call struct {
 	op    cs.Op
-	reply chan error // the call's result: nil once complete, or why not
+	reply chan error    // the call's result: nil once complete, or why not
+	taken chan struct{} // closed once the machine took the call
 }
 
 // Start builds process id's machine from cfg, loads its TLS files, starts
@@ -246,6 +265,14 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 			}
 		}
 	}
+	lost := make(chan error, 1)
+	tc.LogLost = func(_ cs.ID, err error) {
+		select {
+		case lost <- err:
+		default:
+		}
+	}
+	tc.Rejoin = fresh && o.RejoinWithEmptyLog
 	if o.Transport != nil {
 		o.Transport(&tc)
 	}
@@ -259,7 +286,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
 		watchers: map[chan Status]struct{}{}, awaited: map[cs.ID]bool{},
-		det: cfg.Detector, detFresh: fresh, refused: refused, detStart: time.Now(),
+		det: cfg.Detector, detFresh: fresh, refused: refused, detStart: time.Now(), lost: lost, rejoin: tc.Rejoin,
 	}
 	for _, j := range rp.crashed.Members() {
 		tr.Refuse(j) // declared crashed before the restart: still crashed
@@ -287,6 +314,12 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	nd.fence = fenceOf(rp.machine)
 	go nd.drive()
 	return nd, nil
+}
+
+// refusedCrashed is why a node that peer refuses as crashed stops.
+func refusedCrashed(peer cs.ID) error {
+	return fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
+		"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer)
 }
 
 // action is what the driver does for one input once the input's group
@@ -328,6 +361,7 @@ func (nd *Node) drive() {
 				c.reply <- err // refused: nothing happened, nothing to log
 				return true
 			}
+			close(c.taken)
 			rec = appendCall(rec[:0], time.Now().UnixNano(), c.op)
 		} else {
 			if err := eff.Step(nd.machine, cs.Deliver(d.From, d.Msg)); err != nil {
@@ -359,6 +393,9 @@ func (nd *Node) drive() {
 		acts = append(acts, a)
 		return true
 	}
+	if nd.detFresh && !nd.awaitPeers() {
+		return
+	}
 	tick, fds := nd.detectTicker()
 	defer tick.Stop()
 	for {
@@ -387,14 +424,16 @@ func (nd *Node) drive() {
 					}
 					nd.publish()
 				}
+			case err := <-nd.lost:
+				nd.stop(err)
+				return
 			case peer := <-nd.refused:
 				// Logged first, so that a restart does not resume InCS.
 				nd.wal.Add(appendDeclared(rec[:0], time.Now().UnixNano(), peer))
 				if err := nd.wal.Commit(); err != nil {
 					nd.log.Error("could not log that this member was declared crashed", "err", err)
 				}
-				nd.stop(fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
-					"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer))
+				nd.stop(refusedCrashed(peer))
 				return
 			case <-nd.done:
 				nd.stop(ErrClosed)
@@ -608,6 +647,9 @@ func (nd *Node) Exit(ctx context.Context) error {
 	if nd.beforeExit != nil {
 		if s, p := nd.State(); s == cs.InCS && p == cs.None {
 			if err := nd.beforeExit(ctx); err != nil {
+				if ctx.Err() != nil { // the exit was not asked for
+					return fmt.Errorf("%w: before the exit: %w", ErrDropped, err)
+				}
 				return fmt.Errorf("before the exit: %w", err)
 			}
 		}
@@ -616,26 +658,39 @@ func (nd *Node) Exit(ctx context.Context) error {
 }
 
 func (nd *Node) do(ctx context.Context, op cs.Op) error {
-	c := call{op: op, reply: make(chan error, 1)}
+	c := call{op: op, reply: make(chan error, 1), taken: make(chan struct{})}
 	select {
 	case nd.calls <- c:
 	case <-nd.stopped:
 		return fmt.Errorf("%w: %v", ErrClosed, nd.Err())
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%w: %w", ErrDropped, ctx.Err())
 	}
+	var err error
 	select {
-	case err := <-c.reply:
-		if errors.Is(err, cs.ErrConvention) {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		if err != nil && !errors.Is(err, ErrClosed) {
-			return fmt.Errorf("%w: %w", ErrClosed, err)
-		}
-		return err
+	case err = <-c.reply:
 	case <-ctx.Done():
-		return ctx.Err()
+		// The driver has the call: it either refuses it at once or takes
+		// it, and then the request stays pending.
+		select {
+		case err = <-c.reply:
+		case <-c.taken:
+			select {
+			case err = <-c.reply: // completed meanwhile
+			default:
+				return fmt.Errorf("%w: %w", ErrPending, ctx.Err())
+			}
+		case <-nd.stopped:
+			return fmt.Errorf("%w: %v", ErrClosed, nd.Err())
+		}
 	}
+	if errors.Is(err, cs.ErrConvention) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err != nil && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
 }
 
 // Lease is how long this node may run a command fenced by its peers'

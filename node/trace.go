@@ -82,9 +82,49 @@ func WriteClusterTrace(cfg *Config, w io.Writer, extra ...trace.Event) (int, err
 	slices.SortFunc(evs, func(a, b stamped) int {
 		return cmp.Or(cmp.Compare(a.ev.T, b.ev.T), cmp.Compare(a.ev.Node, b.ev.Node), cmp.Compare(a.seq, b.seq))
 	})
-	tw := trace.NewWriter(w, TraceHeader(cfg))
-	for _, e := range evs {
-		tw.Event(e.ev)
+	events := make([]trace.Event, len(evs))
+	for i, e := range evs {
+		events[i] = e.ev
 	}
-	return len(evs), tw.Flush()
+	events = declaredCrashed(events)
+	tw := trace.NewWriter(w, TraceHeader(cfg))
+	for _, e := range events {
+		tw.Event(e)
+	}
+	return len(events), tw.Flush()
+}
+
+// declaredCrashed makes a member declared crashed a crashed process of the
+// trace, as the algorithms' model has it (a trusting detector's suspicion
+// after a trust means a crash): at the first declaration of j (a suspect
+// of j by a node that trusted j, or a crash event already there), a crash
+// event of j, and none of j's events after it, nor the receipts of the
+// messages j sent after it. A member declared crashed may still be alive
+// (paused or cut off) and log steps of its own until it learns it; its
+// command is fenced by then (docs/fencing.md), and the steps it takes are
+// not the cluster's any more. events are in merged order.
+func declaredCrashed(events []trace.Event) []trace.Event {
+	trusted := map[[2]cs.ID]bool{}
+	crashed := map[cs.ID]bool{}
+	sent := map[[2]cs.ID]uint64{} // the last seq of link from -> to sent before from crashed
+	out := events[:0:0]
+	for _, e := range events {
+		switch {
+		case crashed[e.Node]:
+			continue // a step of a declared member
+		case e.Ev == trace.EvRecv && crashed[e.From] && e.Seq > sent[[2]cs.ID{e.From, e.Node}]:
+			continue // a message the declared member sent after its declaration
+		case e.Ev == trace.EvTrust:
+			trusted[[2]cs.ID{e.Node, e.Who}] = true
+		case e.Ev == trace.EvSend:
+			sent[[2]cs.ID{e.Node, e.To}] = e.Seq
+		case e.Ev == trace.EvCrash:
+			crashed[e.Node] = true
+		case e.Ev == trace.EvSuspect && trusted[[2]cs.ID{e.Node, e.Who}] && !crashed[e.Who]:
+			crashed[e.Who] = true
+			out = append(out, trace.Event{T: e.T, Ev: trace.EvCrash, Node: e.Who})
+		}
+		out = append(out, e)
+	}
+	return out
 }

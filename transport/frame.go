@@ -17,10 +17,13 @@ import (
 // before anything is allocated.
 const (
 	// frameHello opens a connection, from the dialing sender: version,
-	// from, to and the fingerprint's fields.
+	// from, to, the fingerprint's fields, and the highest sequence number
+	// the sender has seen acknowledged on the link.
 	frameHello byte = iota + 1
 	// frameWelcome accepts a Hello: the highest sequence number the
-	// receiver has confirmed on the link (the sender resends what follows).
+	// receiver has confirmed on the link (the sender resends what
+	// follows), and the highest it has seen acknowledged on its own link
+	// to the sender.
 	frameWelcome
 	// frameRefuse refuses a Hello: the reason, naming what differs.
 	frameRefuse
@@ -84,6 +87,7 @@ func readFrame(r *bufio.Reader, max int) (frame, error) {
 type hello struct {
 	from, to    cs.ID
 	fingerprint Fingerprint
+	acked       uint64
 }
 
 func appendHello(b []byte, h hello) []byte {
@@ -94,7 +98,7 @@ func appendHello(b []byte, h hello) []byte {
 	for _, f := range h.fingerprint {
 		body = appendString(appendString(body, f.Name), f.Digest)
 	}
-	return appendFrame(b, frameHello, body)
+	return appendFrame(b, frameHello, binary.AppendUvarint(body, h.acked))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -116,6 +120,7 @@ func parseHello(body []byte) (hello, error) {
 	for i := uint64(0); i < c && r.Err() == nil; i++ {
 		h.fingerprint = append(h.fingerprint, Field{Name: string(r.Bytes()), Digest: string(r.Bytes())})
 	}
+	h.acked = r.Uint()
 	if err := r.Done("hello"); err != nil {
 		return hello{}, fmt.Errorf("%w: %v", errFrame, err)
 	}
@@ -135,8 +140,27 @@ func id(r *cs.Reader) cs.ID {
 	return cs.ID(v)
 }
 
-// appendSeq appends a frame whose body is one sequence number (Welcome,
-// Ack).
+// welcome is the body of a Welcome frame: the receiver's confirmed
+// sequence number on the sender's link, and what it has seen acknowledged
+// on its own link to the sender.
+type welcome struct {
+	confirmed, acked uint64
+}
+
+func appendWelcome(b []byte, w welcome) []byte {
+	return appendFrame(b, frameWelcome, binary.AppendUvarint(binary.AppendUvarint(nil, w.confirmed), w.acked))
+}
+
+func parseWelcome(body []byte) (welcome, error) {
+	r := cs.NewReader(body)
+	w := welcome{confirmed: r.Uint(), acked: r.Uint()}
+	if err := r.Done("welcome"); err != nil {
+		return welcome{}, fmt.Errorf("%w: %v", errFrame, err)
+	}
+	return w, nil
+}
+
+// appendSeq appends a frame whose body is one sequence number (Ack).
 func appendSeq(b []byte, typ byte, seq uint64) []byte {
 	return appendFrame(b, typ, binary.AppendUvarint(nil, seq))
 }
@@ -172,16 +196,6 @@ func parsePing(body []byte, n int) (uint64, cs.Set, error) {
 		return 0, cs.Set{}, fmt.Errorf("%w: ping without a stamp and a set of votes", errFrame)
 	}
 	return stamp, votes, nil
-}
-
-// parseSeq reads the body of a Welcome.
-func parseSeq(body []byte) (uint64, error) {
-	r := cs.NewReader(body)
-	seq := r.Uint()
-	if err := r.Done("sequence number"); err != nil {
-		return 0, fmt.Errorf("%w: %v", errFrame, err)
-	}
-	return seq, nil
 }
 
 // appendData appends the Data frame of message m with sequence number

@@ -15,8 +15,8 @@ import (
 // an error and never panics or allocates beyond the limit; every body it
 // accepts re-encodes to the same bytes, so only canonical frames pass.
 func FuzzFrame(f *testing.F) {
-	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint}))
-	f.Add(appendAck(appendSeq(nil, frameWelcome, 7), 1<<40, 12345))
+	f.Add(appendHello(nil, hello{from: 2, to: 1, fingerprint: testFingerprint, acked: 9}))
+	f.Add(appendAck(appendWelcome(nil, welcome{confirmed: 7, acked: 3}), 1<<40, 12345))
 	f.Add(appendData(appendPing(nil, 99, cs.NewSet(2, 3)), 3, raymond.Request{Last: -5}))
 	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
@@ -45,11 +45,11 @@ func FuzzFrame(f *testing.F) {
 				}
 				again = appendHello(nil, h)
 			case frameWelcome:
-				seq, err := parseSeq(fr.body)
+				w, err := parseWelcome(fr.body)
 				if err != nil {
 					continue
 				}
-				again = appendSeq(nil, fr.typ, seq)
+				again = appendWelcome(nil, w)
 			case frameAck:
 				seq, echo, err := parseAck(fr.body)
 				if err != nil {

@@ -112,6 +112,18 @@ type Config struct {
 	// (its votes against peers, docs/fencing.md); a peer's latest is
 	// Transport.Votes.
 	Votes func() cs.Set
+	// LogLost, when not nil, is called when a handshake with a peer shows
+	// that this node's channels are behind the peer's memory of them: the
+	// peer saw acknowledged, or confirmed, more than this node's log
+	// holds (a torn tail after a power loss without fsync, or a deleted
+	// log). The node must stop: resent or renumbered messages would be
+	// lost or taken twice. The connection is refused or dropped.
+	LogLost func(peer cs.ID, err error)
+	// Rejoin, for a node whose log is new, adopts the peers' positions on
+	// the channels they remember instead of calling LogLost: the next
+	// message on each continues the peer's numbering. A node's operator
+	// asks for it (critsec node --rejoin-with-empty-log).
+	Rejoin bool
 }
 
 // RefusedCrashed is the reason a transport gives a peer it refuses after
@@ -180,6 +192,9 @@ var (
 	ErrClosed = errors.New("transport closed")
 	// ErrQueueFull: the channel holds MaxQueue unacknowledged messages.
 	ErrQueueFull = errors.New("channel queue full")
+	// ErrLogLost: a peer remembers more of the channels than this node
+	// (Config.LogLost).
+	ErrLogLost = errors.New("log behind the peers")
 )
 
 // Transport is one node's end of the channels to and from every peer.
@@ -194,9 +209,16 @@ type Transport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex // guards conns and preFrom
 	conns map[net.Conn]struct{}
 	pre   chan struct{} // a slot per connection not yet past its Hello
+	// preFrom counts those connections by remote address (IP).
+	preFrom map[string]int
+
+	// welcomed counts the peers that have welcomed a connection;
+	// allWelcomed is closed when it reaches their number (Welcomed).
+	welcomed    atomic.Int64
+	allWelcomed chan struct{}
 
 	// epoch is when the transport started: the times below are
 	// monotonic durations since it, so that a step of the wall clock
@@ -251,9 +273,13 @@ func New(cfg Config) (*Transport, error) {
 		out:   map[cs.ID]*link{},
 		in:    map[cs.ID]*inbound{},
 		inbox: make(chan Delivery, 256),
-		conns: map[net.Conn]struct{}{},
+		conns: map[net.Conn]struct{}{}, preFrom: map[string]int{},
 		pre:   make(chan struct{}, maxUnauthenticated),
 		epoch: time.Now(), peer: map[cs.ID]*peerState{},
+		allWelcomed: make(chan struct{}),
+	}
+	if len(cfg.Peers) == 0 {
+		close(t.allWelcomed)
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -344,6 +370,23 @@ func (t *Transport) since(d int64) time.Time {
 
 // stamp is now, as a duration since the epoch (at least 1).
 func (t *Transport) stamp() int64 { return max(int64(time.Since(t.epoch)), 1) }
+
+// Confirmed returns the highest sequence number of channel from -> Self
+// that the consumer has confirmed (or that Restore or Rejoin set).
+func (t *Transport) Confirmed(from cs.ID) uint64 {
+	in := t.in[from]
+	if in == nil {
+		return 0
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.confirmed
+}
+
+// Welcomed is closed once every peer has welcomed a connection of this
+// node, so the handshakes have compared this node's channels with every
+// peer's memory of them, both ways (a node on a new log waits for it).
+func (t *Transport) Welcomed() <-chan struct{} { return t.allWelcomed }
 
 // LastHeard returns when a frame last came from peer j, on either of its
 // two connections (data, pings, acknowledgements: a live peer sends one
@@ -613,6 +656,8 @@ type link struct {
 	addr string
 	wake chan struct{} // new messages or acknowledgements
 
+	welcomed bool // a connection was welcomed once (session's goroutine)
+
 	mu      sync.Mutex
 	queue   []cs.Message // unacknowledged, sequence numbers acked+1...
 	acked   uint64       // highest acknowledged sequence number
@@ -698,7 +743,10 @@ func (l *link) session() (established bool, err error) {
 	}
 	w := bufio.NewWriter(conn)
 	r := bufio.NewReader(conn)
-	w.Write(appendHello(nil, hello{from: t.cfg.Self, to: l.to, fingerprint: t.cfg.Fingerprint}))
+	l.mu.Lock()
+	acked := l.acked
+	l.mu.Unlock()
+	w.Write(appendHello(nil, hello{from: t.cfg.Self, to: l.to, fingerprint: t.cfg.Fingerprint, acked: acked}))
 	if err := w.Flush(); err != nil {
 		return false, err
 	}
@@ -725,15 +773,25 @@ func (l *link) session() (established bool, err error) {
 		return false, errors.New("peer declared crashed: told it so")
 	}
 	t.hear(l.to)
-	confirmed, err := parseSeq(f.body)
+	wel, err := parseWelcome(f.body)
 	if err == nil {
-		err = l.ack(confirmed)
+		err = l.checkWelcome(wel)
+	}
+	if err == nil {
+		err = l.ack(wel.confirmed)
 	}
 	if err != nil {
 		t.log.Error("bad welcome", "peer", int(l.to), "err", err)
 		return false, err
 	}
+	confirmed := wel.confirmed
 	raw.SetDeadline(time.Time{})
+	if !l.welcomed {
+		l.welcomed = true
+		if t.welcomed.Add(1) == int64(len(t.out)) {
+			close(t.allWelcomed)
+		}
+	}
 
 	// The reader takes acknowledgements; it ends the session on error.
 	done := make(chan error, 1)
@@ -818,6 +876,67 @@ func (l *link) session() (established bool, err error) {
 	}
 }
 
+// checkWelcome compares the peer's memory of the two channels between
+// this node and it (its Welcome) with this node's: a peer that confirms
+// less than it acknowledged lost its log's tail (an error naming it, and
+// the session is not counted as established, so redials back off); one
+// that confirms more than this node sent, or saw acknowledged more than
+// this node confirmed, remembers what this node's log lost (LogLost, or
+// with Rejoin on a new log, the peer's numbering is adopted).
+func (l *link) checkWelcome(w welcome) error {
+	t := l.t
+	l.mu.Lock()
+	acked, sent := l.acked, l.acked+uint64(len(l.queue))
+	if w.confirmed < acked {
+		l.mu.Unlock()
+		return fmt.Errorf("P%d's log lost messages it acknowledged: it confirms %d on channel %d -> %d, after acknowledging %d; "+
+			"it must be restarted on its intact log, or rejoin (docs/network.md, \"A lost log\")", l.to, w.confirmed, t.cfg.Self, l.to, acked)
+	}
+	lostOut := w.confirmed > sent
+	if lostOut && t.cfg.Rejoin && sent == 0 {
+		l.acked, l.highest, lostOut = w.confirmed, w.confirmed, false
+		t.log.Warn("rejoining: channel continues the peer's numbering", "peer", int(l.to), "to", int(l.to), "after", w.confirmed)
+	}
+	l.mu.Unlock()
+	if lostOut {
+		return t.logLost(l.to, fmt.Errorf("P%d confirmed %d messages on channel %d -> %d, but this node's log sent only %d",
+			l.to, w.confirmed, t.cfg.Self, l.to, sent))
+	}
+	return t.checkInbound(l.to, w.acked)
+}
+
+// checkInbound compares acked, what peer saw acknowledged on channel
+// peer -> Self, with what this node confirmed: more means this node's
+// log lost deliveries it acknowledged (LogLost, or with Rejoin on a new
+// channel, the peer's numbering is adopted).
+func (t *Transport) checkInbound(peer cs.ID, acked uint64) error {
+	in := t.in[peer]
+	in.mu.Lock()
+	confirmed := in.confirmed
+	if acked > confirmed && t.cfg.Rejoin && in.delivered == 0 {
+		in.delivered, in.confirmed, confirmed = acked, acked, acked
+		t.log.Warn("rejoining: channel continues the peer's numbering", "peer", int(peer), "from", int(peer), "after", acked)
+	}
+	in.mu.Unlock()
+	if acked > confirmed {
+		return t.logLost(peer, fmt.Errorf("P%d saw %d messages acknowledged on channel %d -> %d, but this node's log holds only %d",
+			peer, acked, peer, t.cfg.Self, confirmed))
+	}
+	return nil
+}
+
+// logLost reports that this node's log lost records peer remembers
+// (Config.LogLost) and returns the error, which says how to recover.
+func (t *Transport) logLost(peer cs.ID, err error) error {
+	err = fmt.Errorf("%w: %w: this member's log lost records (a torn tail after a power loss with fsync off, or a deleted log); "+
+		"restore the log, or start the member on an empty log with --rejoin-with-empty-log (docs/network.md, \"A lost log\")", ErrLogLost, err)
+	t.log.Error("log behind a peer's memory of it", "peer", int(peer), "err", err)
+	if t.cfg.LogLost != nil {
+		t.cfg.LogLost(peer, err)
+	}
+	return err
+}
+
 // inbound is channel peer -> Self, seen from the receiver.
 type inbound struct {
 	wake chan struct{} // confirmations
@@ -858,11 +977,50 @@ func (t *Transport) accept() {
 // maxUnauthenticated bounds the connections in their TLS handshake or
 // before their Hello, each for at most handshakeTimeout, so that
 // strangers cannot hold more than that many goroutines and buffers; more
-// are refused at once.
+// are refused at once. maxUnauthenticatedFrom bounds those from one
+// remote address (IP), so that one stranger holding idle connections
+// cannot take every slot and starve the members' handshakes.
 const (
-	maxUnauthenticated = 64
-	handshakeTimeout   = 5 * time.Second
+	maxUnauthenticated     = 64
+	maxUnauthenticatedFrom = 16
+	handshakeTimeout       = 5 * time.Second
 )
+
+// remoteIP is the address of c's remote end without its port.
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr().String()
+}
+
+// admit takes a slot for a connection not yet past its Hello, from the
+// global ones and from those of its remote address ip; it returns why
+// not when none is free.
+func (t *Transport) admit(ip string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.preFrom[ip] >= maxUnauthenticatedFrom {
+		return fmt.Sprintf("%d connections from %s already wait for their handshake", maxUnauthenticatedFrom, ip)
+	}
+	select {
+	case t.pre <- struct{}{}:
+	default:
+		return fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated)
+	}
+	t.preFrom[ip]++
+	return ""
+}
+
+// unadmit frees the slots admit took.
+func (t *Transport) unadmit(ip string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	<-t.pre
+	if t.preFrom[ip]--; t.preFrom[ip] == 0 {
+		delete(t.preFrom, ip)
+	}
+}
 
 // lost reports whether err is the connection's loss (closed or reset by
 // either side) rather than a refusal.
@@ -880,17 +1038,16 @@ func (t *Transport) refuse(c net.Conn, why string, args ...any) {
 // serve authenticates one incoming connection, checks its Hello and
 // receives its channel's messages until it fails.
 func (t *Transport) serve(raw net.Conn) {
-	select {
-	case t.pre <- struct{}{}:
-	default:
-		t.refuse(raw, fmt.Sprintf("%d connections already wait for their handshake", maxUnauthenticated))
+	ip := remoteIP(raw)
+	if why := t.admit(ip); why != "" {
+		t.refuse(raw, why)
 		return
 	}
 	released := false
 	release := func() {
 		if !released {
 			released = true
-			<-t.pre
+			t.unadmit(ip)
 		}
 	}
 	defer release()
@@ -946,6 +1103,12 @@ func (t *Transport) serve(raw net.Conn) {
 		conn.Write(appendFrame(nil, frameRefuse, []byte(RefusedCrashed)))
 		return
 	}
+	if err := t.checkInbound(peer, h.acked); err != nil {
+		t.refuse(raw, "this node's log is behind the peer's", "peer", int(peer))
+		conn.Write(appendFrame(nil, frameRefuse, fmt.Appendf(nil, "P%d's log lost messages it acknowledged to you (channel %d -> %d: you saw %d acknowledged); it stops",
+			t.cfg.Self, peer, t.cfg.Self, h.acked)))
+		return
+	}
 
 	release()
 
@@ -962,7 +1125,11 @@ func (t *Transport) serve(raw net.Conn) {
 	in.mu.Lock()
 	confirmed := in.confirmed
 	in.mu.Unlock()
-	if _, err := conn.Write(appendSeq(nil, frameWelcome, confirmed)); err != nil {
+	back := t.out[peer]
+	back.mu.Lock()
+	backAcked := back.acked
+	back.mu.Unlock()
+	if _, err := conn.Write(appendWelcome(nil, welcome{confirmed: confirmed, acked: backAcked})); err != nil {
 		return
 	}
 	raw.SetDeadline(time.Time{})

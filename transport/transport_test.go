@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -469,15 +470,16 @@ func grepLines(s, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// TestHandshakeSlotsBounded: strangers that connect and stay silent hold
-// at most maxUnauthenticated slots; the next connection is refused at
-// once, and once they leave, peers connect again.
+// TestHandshakeSlotsBounded: strangers that connect and stay silent, from
+// several addresses (loopback's 127.0.0.2, .3, ...), hold at most
+// maxUnauthenticated slots; the next connection is refused at once, and
+// once they leave, peers connect again.
 func TestHandshakeSlotsBounded(t *testing.T) {
 	c := newCluster(t, clusterOpts{n: 2})
 	target := c.ts[1]
 	var idle []net.Conn
-	for range maxUnauthenticated {
-		conn, err := net.Dial("tcp", target.Addr().String())
+	for i := range maxUnauthenticated {
+		conn, err := dialFrom(fmt.Sprintf("127.0.0.%d", 2+i/maxUnauthenticatedFrom), target.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -499,6 +501,41 @@ func TestHandshakeSlotsBounded(t *testing.T) {
 	}
 	for _, conn := range idle {
 		conn.Close()
+	}
+	if _, err := c.ts[2].Send(1, raymond.Reply{Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	expectDelivery(t, target, 2)
+}
+
+// dialFrom dials addr over TCP from the local address ip (any port).
+func dialFrom(ip, addr string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return d.Dial("tcp", addr)
+}
+
+// TestHandshakeSlotsPerAddress: strangers from one address hold at most
+// maxUnauthenticatedFrom slots, and a peer from another address is
+// welcomed meanwhile.
+func TestHandshakeSlotsPerAddress(t *testing.T) {
+	c := newCluster(t, clusterOpts{n: 2})
+	target := c.ts[1]
+	var idle []net.Conn
+	defer func() {
+		for _, conn := range idle {
+			conn.Close()
+		}
+	}()
+	for range 4 * maxUnauthenticatedFrom {
+		conn, err := dialFrom("127.0.0.2", target.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, conn)
+	}
+	waitFor(t, "refusals", func() bool { return target.Stats().RefusedConns >= 3*maxUnauthenticatedFrom })
+	if !strings.Contains(c.logs[1].String(), "connections from 127.0.0.2 already wait for their handshake") {
+		t.Errorf("refusal not logged:\n%s", c.logs[1])
 	}
 	if _, err := c.ts[2].Send(1, raymond.Reply{Count: 1}); err != nil {
 		t.Fatal(err)

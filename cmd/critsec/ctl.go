@@ -28,9 +28,11 @@ and the id, or --socket). It prints the node's answer, one JSON line:
 
   {"node":3,"state":"OutCS","pending":"entry","changes":4,"waiting_on":[1,2]}
 
-enter and exit wait until the node is InCS or OutCS, at most --timeout;
-after the timeout the request stays pending (status shows when it
-completes). waiting_on, while a request is pending, lists the peers the
+enter and exit wait until the node is InCS or OutCS, at most --timeout.
+After a timeout the answer's "request" says what happened: "pending" (the
+node took the request, which stays pending: status shows when it
+completes; it cannot be withdrawn, so after an enter, exit once InCS) or
+"dropped" (the node had not taken it: nothing happened; ask again). waiting_on, while a request is pending, lists the peers the
 node sent a message to since the request began that have sent nothing
 back since (docs/network.md). fence, while InCS with an algorithm that
 gives fencing tokens (ftraymond, raymond), is the CS period's token:

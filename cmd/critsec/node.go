@@ -33,6 +33,7 @@ var nodeFlags struct {
 	trace   string
 	metr    string
 	compact int
+	rejoin  bool
 }
 
 var nodeCmd = &cobra.Command{
@@ -56,6 +57,14 @@ DATA/node-I/wal, before it acts on it; killed (even with kill -9) and
 started again, it replays the log and goes on as if it had been slow.
 --fsync=false skips the fsync of each group of inputs: the log then
 survives the process's death but not the machine's.
+
+A node whose log was lost (deleted, or its tail torn by a power loss with
+--fsync=false) while its peers remember the member stops, saying so; restore
+the log, or start the member on an empty log with --rejoin-with-empty-log:
+it then starts from its machine's initial state and continues the channels
+where the peers are, which is safe only if the member was OutCS with nothing
+pending and held nothing (no token, no permission) when its log was lost
+(docs/network.md, "A lost log").
 
 --compact-every N compacts the log when it holds N records: a snapshot of
 the machine and its channels replaces them, so the log stays bounded
@@ -104,7 +113,7 @@ configuration, the id, the TLS files); 3 the node stopped on an error.`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-		opts := node.Options{Logger: log, NoSync: !f.fsync, CompactEvery: f.compact}
+		opts := node.Options{Logger: log, NoSync: !f.fsync, CompactEvery: f.compact, RejoinWithEmptyLog: f.rejoin}
 		if f.cut > 0 {
 			opts.Transport = func(tc *transport.Config) { tc.Dial = cutConnections(ctx, f.cut) }
 		}
@@ -143,6 +152,7 @@ func init() {
 	nodeCmd.Flags().IntVar(&nodeFlags.id, "id", 0, "this node's process id, 1..n")
 	nodeCmd.Flags().BoolVar(&nodeFlags.check, "check", false, "only read and check the configuration and the TLS files")
 	nodeCmd.Flags().BoolVar(&nodeFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
+	nodeCmd.Flags().BoolVar(&nodeFlags.rejoin, "rejoin-with-empty-log", false, "start on an empty log although the peers remember this member (unsafe unless it was OutCS and held nothing: docs/network.md)")
 	nodeCmd.Flags().StringVar(&nodeFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
 	nodeCmd.Flags().StringVar(&nodeFlags.metr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9101; also on the control socket)")
 	nodeCmd.Flags().IntVar(&nodeFlags.compact, "compact-every", node.DefaultCompactEvery, "compact the write-ahead log (a snapshot replaces its records) when it holds this many records; 0: never")

@@ -29,7 +29,7 @@ var runFlags struct {
 	id, maxFailures                      int
 	every, grace, minBackoff, maxBackoff time.Duration
 	cooldown, leaveTimeout               time.Duration
-	fsync                                bool
+	fsync, rejoin                        bool
 }
 
 var runCmd = &cobra.Command{
@@ -89,6 +89,7 @@ func init() {
 	f.DurationVar(&runFlags.cooldown, "cooldown", 30*time.Second, "after leaving for failures, wait this long before asking again")
 	f.DurationVar(&runFlags.leaveTimeout, "leave-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long to wait for the exit from the CS")
 	f.BoolVar(&runFlags.fsync, "fsync", true, "fsync the write-ahead log at each group commit")
+	f.BoolVar(&runFlags.rejoin, "rejoin-with-empty-log", false, "start on an empty log although the peers remember this member (unsafe unless it was OutCS and held nothing: docs/network.md)")
 	f.StringVar(&runFlags.ctl, "ctl", "", "the control socket's path (default DATA/node-I/ctl.sock)")
 	f.StringVar(&runFlags.metr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics")
 	rootCmd.AddCommand(runCmd)
@@ -148,7 +149,8 @@ func runRun(c *cobra.Command, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	nd, err := node.Start(cfg, id, node.Options{Logger: nodeLog, NoSync: !f.fsync, BeforeExit: r.beforeExit})
+	nd, err := node.Start(cfg, id, node.Options{Logger: nodeLog, NoSync: !f.fsync, BeforeExit: r.beforeExit,
+		RejoinWithEmptyLog: f.rejoin})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}

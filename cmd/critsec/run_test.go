@@ -139,7 +139,7 @@ func TestRunStopsBeforeExit(t *testing.T) {
 // with backoff; after --max-failures in a row the node leaves the CS (so
 // another member could run it), stays up and answers, and P1 can enter.
 func TestRunLeavesOnFailures(t *testing.T) {
-	c, do, until := runMembers(t, "--max-failures", "3", "--cooldown", "1h", "--min-backoff", "10ms", "--max-backoff", "40ms",
+	c, do, until := runMembers(t, "--max-failures", "3", "--cooldown", "1h", "--min-backoff", "10ms", "--max-backoff", "2s",
 		"--", "sh", "-c", "echo failing >&2; exit 7")
 	until(3, "InCS") // the always policy enters
 	until(3, "OutCS")
