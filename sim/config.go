@@ -116,8 +116,8 @@ type Config struct {
 	// completed requests after it passed the bound is a starvation
 	// violation, and requests pending while messages circulate with no
 	// state change for as long are a livelock. Zero means StarveFactor
-	// times the larger of the run's 99th percentiles of waiting times and
-	// Tt + Ts + Tr + E, taken when the workload stops.
+	// times the longest waiting time completed when the workload stops, at
+	// least StarveFloor times Tt + Ts + Tr + E.
 	StarveAfter float64
 
 	// Seed fixes every random draw (one PCG generator): equal

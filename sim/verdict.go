@@ -11,14 +11,15 @@ import (
 // ("Starvation, livelock and the drain's limits") says why the bounds are
 // what they are.
 
-// StarveFactor is the factor of the default starvation bound: StarveFactor
-// times the larger of the run's 99th percentiles of the Entry and Exit
-// waiting times, and at least StarveFloor times Tt + Ts + Tr + E (one
-// message and one CS: for runs with few completed requests, and for light
-// loads, where most requests wait for no one and the few that meet a
-// holder wait for its CS).
+// StarveFactor and StarveFloor make the default starvation bound:
+// StarveFactor times the longest waiting time of a request completed by
+// the stop (a request must have waited more than that to be starved), and
+// at least StarveFloor times Tt + Ts + Tr + E (one message and one CS: for
+// runs with few completed requests, and for light loads, where most
+// requests wait for no one and the few that meet a holder wait for its
+// CS).
 const (
-	StarveFactor = 10
+	StarveFactor = 2
 	StarveFloor  = 100
 )
 
@@ -46,7 +47,7 @@ func (e *engine) starveBound() float64 {
 	if c.StarveAfter > 0 {
 		return c.StarveAfter
 	}
-	return max(StarveFactor*max(e.entryW.quantile(0.99), e.exitW.quantile(0.99)), StarveFloor*(c.Tt+c.Ts+c.Tr+c.E))
+	return max(StarveFactor*max(e.entryW.max, e.exitW.max), StarveFloor*(c.Tt+c.Ts+c.Tr+c.E))
 }
 
 // drainTime is the drain's limit in simulated time without a state change.

@@ -55,9 +55,10 @@ func TestLivelockInTheDrain(t *testing.T) {
 	if !strings.Contains(res.DrainCut, "time limit") || res.Drained || res.Entries != 5 {
 		t.Fatalf("drain cut %q, drained %v, %d entries", res.DrainCut, res.Drained, res.Entries)
 	}
-	// The drain ended one starvation bound after the last state change.
-	if quiet := res.EndTime - 150; quiet > res.StarveBound || res.StarveBound != sim.StarveFactor*res.EntryWait.P99 {
-		t.Fatalf("end %g, starvation bound %g, entry p99 %g", res.EndTime, res.StarveBound, res.EntryWait.P99)
+	// The drain ended one starvation bound after the stop: the floor, 100
+	// times Tt + E, above twice the longest wait (71.3).
+	if res.EndTime != 150+res.StarveBound || res.StarveBound != sim.StarveFloor*2 || res.EntryWait.Max > 72 {
+		t.Fatalf("end %g, starvation bound %g, longest entry wait %v", res.EndTime, res.StarveBound, res.EntryWait.Max)
 	}
 	cfg := lkcsCrash(t)
 	cfg.DrainTime = 20
@@ -102,10 +103,10 @@ func TestStarvation(t *testing.T) {
 		!strings.Contains(v.Detail, "the other processes completed 1005 CS entries") {
 		t.Fatalf("violation %+v, want P7 starved", v)
 	}
-	// 10 times the p99 of the waits, 11.6, is below the floor: 100 times
+	// Twice the longest completed wait, 17, is below the floor: 100 times
 	// Tt + E.
-	if res.StarveBound != sim.StarveFloor*2 {
-		t.Fatalf("bound %g, entry p99 %g", res.StarveBound, res.EntryWait.P99)
+	if res.StarveBound != sim.StarveFloor*2 || res.EntryWait.Max > 20 {
+		t.Fatalf("bound %g, longest entry wait %g", res.StarveBound, res.EntryWait.Max)
 	}
 	if res := forest(600); res.Violation != nil || res.StarveBound != 600 {
 		t.Fatalf("bound 600: %v, bound %g", res.Violation, res.StarveBound)
