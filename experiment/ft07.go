@@ -45,6 +45,15 @@ type FT07 struct {
 	// Entries is the length of the runs that count messages per CS.
 	Entries int64
 	Seed    uint64
+	// After is how long the survival runs go on after their last crash,
+	// and StarveAfter their starvation bound (sim.Config.StarveAfter): a
+	// request pending that long while others enter is starved, and
+	// requests pending while messages circulate with no state change for
+	// that long are a livelock.
+	After, StarveAfter float64
+	// Algs are the algorithms Survival runs; nil means every registered
+	// one.
+	Algs []string
 }
 
 // DefaultFT07 is the study as critsec runs it: n = 15, k = 5, a heavy load
@@ -52,7 +61,7 @@ type FT07 struct {
 // demand), and n-1 = 14 crashes, of P2..P15, one every 100 time units from
 // t = 100.
 func DefaultFT07() FT07 {
-	c := FT07{N: 15, K: 5, Lambda: 1, E: 1, Detector: detector.T, DetectDelay: 5, MaxTime: 1600, Bin: 10, Entries: 3000, Seed: 1}
+	c := FT07{N: 15, K: 5, Lambda: 1, E: 1, Detector: detector.T, DetectDelay: 5, MaxTime: 1600, Bin: 10, Entries: 3000, Seed: 1, After: 500, StarveAfter: 250}
 	for i := range c.N - 1 {
 		c.Crashes = append(c.Crashes, sim.Crash{At: float64(100 * (i + 1)), Node: cs.ID(i + 2)})
 	}
@@ -104,7 +113,8 @@ func (c FT07) build(name string) (*alg.Problem, []cs.Machine, error) {
 // step, with the time-weighted mean and the maximum of #InCS (live
 // processes) over the step, and the live processes at its end. Raymond's
 // run ends in a deadlock (every live process waits): that is the result,
-// not an error; any other violation is one.
+// not an error, as a starvation or a livelock would be; a broken bound or
+// a machine's error is one.
 func (c FT07) Figure2() (*Table, error) {
 	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live"}}
 	for _, name := range []string{raymond.Name, ftraymond.Name} {
@@ -118,12 +128,19 @@ func (c FT07) Figure2() (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v := res.Violation; v != nil && v.Kind != sim.KindDeadlock {
+		if v := res.Violation; v != nil && !liveness(v.Kind) {
 			return nil, fmt.Errorf("ft07: %s: %v", name, v)
 		}
 		inUse(t, name, evs, c.N, c.Bin, c.MaxTime)
 	}
 	return t, nil
+}
+
+// liveness reports whether a violation of this kind is a liveness
+// failure (a deadlock, a starvation or a livelock): a result of a crash
+// study, not an error.
+func liveness(kind string) bool {
+	return kind == sim.KindDeadlock || kind == sim.KindStarvation || kind == sim.KindLivelock
 }
 
 // inUse adds to t the rows of one algorithm: per time step of width bin
@@ -310,22 +327,36 @@ func kinds(evs []trace.Event) map[string]int {
 }
 
 // Survival runs every registered algorithm on n = 15 (k = 5, l = 1 where
-// it takes one; the local ones on the complete graph) under c's load with the first crashes
-// of c's scenario (1, then k), and reports whether it goes on: the CS
-// entries after the last crash, the time from the last crash to the next
-// entry and the recovery time (recovery; math.Inf when there is none), and whether the run ended in a
-// deadlock, broke its bounds or failed otherwise (a published variant's
-// undefined step, crashes or not).
+// it takes one; the local ones on the complete graph) under c's load with
+// the first crashes of c's scenario (1, then k), for c.After after the
+// last, and reports whether it goes on: the CS entries after the last
+// crash, the time from the last crash to the next entry and the recovery
+// time (recovery; math.Inf when there is none), and whether the run ended
+// in a deadlock, a starvation or a livelock (with the bound c.StarveAfter),
+// broke its bounds or failed otherwise (a published variant's undefined
+// step, crashes or not).
 func (c FT07) Survival(crashes []int) (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "bounds_broken", "error"}}
-	for _, a := range alg.All() {
+	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "starvation", "livelock", "bounds_broken", "error"}}
+	algs := alg.All()
+	if c.Algs != nil {
+		algs = nil
+		for _, name := range c.Algs {
+			a, err := alg.Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			algs = append(algs, a)
+		}
+	}
+	for _, a := range algs {
 		for _, nc := range crashes {
 			pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
 			if err != nil {
 				return nil, err
 			}
 			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
-				MaxTime: float64(100*nc) + 500, Seed: c.Seed, Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
+				MaxTime: c.Crashes[nc-1].At + c.After, StarveAfter: c.StarveAfter, Seed: c.Seed,
+				Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
 			res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
 			if err != nil {
 				return nil, err
@@ -335,18 +366,22 @@ func (c FT07) Survival(crashes []int) (*Table, error) {
 			if len(res.EntriesAtCrash) > 0 {
 				before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
 			}
-			dead, broken, failed := 0.0, 0.0, 0.0
+			dead, starved, livelock, broken, failed := 0.0, 0.0, 0.0, 0.0, 0.0
 			if v := res.Violation; v != nil {
 				switch v.Kind {
 				case sim.KindDeadlock:
 					dead = 1
+				case sim.KindStarvation:
+					starved = 1
+				case sim.KindLivelock:
+					livelock = 1
 				case sim.KindBounds:
 					broken = 1
 				default: // a published variant's undefined step, crash or not
 					failed = 1
 				}
 			}
-			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, broken, failed)
+			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, starved, livelock, broken, failed)
 		}
 	}
 	return t, nil
