@@ -52,8 +52,10 @@ type FT07 struct {
 	// that long are a livelock.
 	After, StarveAfter float64
 	// Algs are the algorithms Survival runs; nil means every registered
-	// one.
-	Algs []string
+	// one. Seeds is the number of survival runs of each, with seeds Seed,
+	// Seed+1, ... (0 means 1).
+	Algs  []string
+	Seeds int
 }
 
 // DefaultFT07 is the study as critsec runs it: n = 15, k = 5, a heavy load
@@ -326,17 +328,20 @@ func kinds(evs []trace.Event) map[string]int {
 	return m
 }
 
-// Survival runs every registered algorithm on n = 15 (k = 5, l = 1 where
-// it takes one; the local ones on the complete graph) under c's load with
-// the first crashes of c's scenario (1, then k), for c.After after the
-// last, and reports whether it goes on: the CS entries after the last
-// crash, the time from the last crash to the next entry and the recovery
-// time (recovery; math.Inf when there is none), and whether the run ended
-// in a deadlock, a starvation or a livelock (with the bound c.StarveAfter),
-// broke its bounds or failed otherwise (a published variant's undefined
-// step, crashes or not).
+// Survival runs every registered algorithm (or c.Algs) on n = 15 (k = 5,
+// l = 1 where it takes one; the local ones on the complete graph) under
+// c's load with the first crashes of c's scenario (1, then k), for c.After
+// after the last, c.Seeds times, and reports whether it goes on: the CS
+// entries before and after the last crash, the time from the last crash
+// to the next entry and the recovery time (recovery; math.Inf when there
+// is none), with 95 % confidence intervals over the seeds, and how many
+// runs ended in a deadlock, a starvation or a livelock (with the bound
+// c.StarveAfter), broke their bounds or failed otherwise (a published
+// variant's undefined step, crashes or not).
 func (c FT07) Survival(crashes []int) (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "starvation", "livelock", "bounds_broken", "error"}}
+	t := &Table{LabelName: "alg", Header: []string{"crashes", "runs", "entries_before_mean", "entries_after_mean", "entries_after_ci95",
+		"first_entry_after_mean_time_units", "first_entry_after_ci95_time_units", "recovered_runs", "recovery_mean_time_units", "recovery_ci95_time_units",
+		"deadlock_runs", "starvation_runs", "livelock_runs", "bounds_broken_runs", "error_runs"}}
 	algs := alg.All()
 	if c.Algs != nil {
 		algs = nil
@@ -350,41 +355,86 @@ func (c FT07) Survival(crashes []int) (*Table, error) {
 	}
 	for _, a := range algs {
 		for _, nc := range crashes {
-			pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
-			if err != nil {
-				return nil, err
-			}
-			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
-				MaxTime: c.Crashes[nc-1].At + c.After, StarveAfter: c.StarveAfter, Seed: c.Seed,
-				Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
-			res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
-			if err != nil {
-				return nil, err
-			}
-			first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
-			before := int64(0)
-			if len(res.EntriesAtCrash) > 0 {
-				before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
-			}
-			dead, starved, livelock, broken, failed := 0.0, 0.0, 0.0, 0.0, 0.0
-			if v := res.Violation; v != nil {
-				switch v.Kind {
-				case sim.KindDeadlock:
-					dead = 1
-				case sim.KindStarvation:
-					starved = 1
-				case sim.KindLivelock:
-					livelock = 1
-				case sim.KindBounds:
-					broken = 1
-				default: // a published variant's undefined step, crash or not
-					failed = 1
+			var s survived
+			for i := range max(c.Seeds, 1) {
+				if err := s.run(c, a, nc, c.Seed+uint64(i)); err != nil {
+					return nil, err
 				}
 			}
-			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, starved, livelock, broken, failed)
+			t.Add(a.Name, append([]float64{float64(nc)}, s.row()...)...)
 		}
 	}
 	return t, nil
+}
+
+// survived gathers the survival runs of one algorithm and crash count, one
+// per seed.
+type survived struct {
+	runs                 int
+	before, after, first []float64
+	recovery             []float64 // the finite ones
+	verdicts             [5]float64
+}
+
+// run adds the run of algorithm a with c's first nc crashes and seed.
+func (s *survived) run(c FT07, a alg.Algorithm, nc int, seed uint64) error {
+	pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
+	if err != nil {
+		return err
+	}
+	cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+		MaxTime: c.Crashes[nc-1].At + c.After, StarveAfter: c.StarveAfter, Seed: seed,
+		Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
+	res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
+	if err != nil {
+		return err
+	}
+	first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
+	before := int64(0)
+	if len(res.EntriesAtCrash) > 0 {
+		before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
+	}
+	s.runs++
+	s.before = append(s.before, float64(before))
+	s.after = append(s.after, float64(res.Entries-before))
+	s.first = append(s.first, first)
+	if !math.IsInf(recovery, 1) {
+		s.recovery = append(s.recovery, recovery)
+	}
+	if v := res.Violation; v != nil {
+		switch v.Kind {
+		case sim.KindDeadlock:
+			s.verdicts[0]++
+		case sim.KindStarvation:
+			s.verdicts[1]++
+		case sim.KindLivelock:
+			s.verdicts[2]++
+		case sim.KindBounds:
+			s.verdicts[3]++
+		default: // a published variant's undefined step, crash or not
+			s.verdicts[4]++
+		}
+	}
+	return nil
+}
+
+// row is the table's row after the crash count: means with their 95 %
+// confidence intervals over the runs (MeanCI: NaN with one run), the time
+// to the first entry +Inf when a run had none, the recovery time's mean
+// over the runs that recovered (+Inf when none did), and the verdicts'
+// counts.
+func (s *survived) row() []float64 {
+	before, _ := MeanCI(s.before)
+	after, afterCI := MeanCI(s.after)
+	first, firstCI := MeanCI(s.first)
+	if math.IsInf(first, 1) {
+		firstCI = math.NaN()
+	}
+	rec, recCI := math.Inf(1), math.NaN()
+	if len(s.recovery) > 0 {
+		rec, recCI = MeanCI(s.recovery)
+	}
+	return append([]float64{float64(s.runs), before, after, afterCI, first, firstCI, float64(len(s.recovery)), rec, recCI}, s.verdicts[:]...)
 }
 
 // PlotFigure2 draws t (Figure2's table) into path: the mean resources in

@@ -24,6 +24,7 @@ type ft07Flags struct {
 	detectDelay   float64
 	after, starve float64
 	algs          string
+	seeds         int
 }
 
 func newFT07Cmd() *cobra.Command {
@@ -48,7 +49,9 @@ schedule, the load, the detector and the seed. It writes:
       run for --after time units after the last: entries after the last
       crash, time to the next entry and until every request pending at the
       crash is served, and the verdict: deadlock, starvation or livelock
-      (starvation bound --starve-after), broken bounds or another error.
+      (starvation bound --starve-after), broken bounds or another error;
+      with --seeds N, means and 95 % confidence intervals over N seeds and
+      the number of runs with each verdict.
 
 docs/fault-tolerance.md discusses the results.`,
 		Example: `  critsec experiment ft07 --out /tmp/ft07
@@ -68,6 +71,7 @@ docs/fault-tolerance.md discusses the results.`,
 	fs.Float64Var(&f.after, "after", 500, "how long the survival runs go on after their last crash, time units, > 0")
 	fs.Float64Var(&f.starve, "starve-after", 250, "starvation bound of the survival runs, time units, > 0 (sim --starve-after)")
 	fs.StringVar(&f.algs, "algs", "", "algorithms of the survival table, comma-separated; default: every registered one")
+	fs.IntVar(&f.seeds, "seeds", 1, fmt.Sprintf("survival runs per algorithm and crash count, 1 to %d: seeds --seed, --seed+1, ... (means with 95 %% confidence intervals over them)", maxSeeds))
 	return cmd
 }
 
@@ -139,6 +143,10 @@ func (f *ft07Flags) study() (experiment.FT07, error) {
 			return c, err
 		}
 	}
+	if f.seeds < 1 || f.seeds > maxSeeds {
+		return c, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", f.seeds, maxSeeds)
+	}
+	c.Seeds = f.seeds
 	if f.after == 0 || f.starve == 0 {
 		return c, badInput("--after and --starve-after must be > 0: the survival runs need time after the last crash to tell")
 	}

@@ -22,9 +22,9 @@ func TestExperimentFT07Flags(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	want := []string{
-		"alg,crashes,entries_before,entries_after,first_entry_after,recovery,deadlock,starvation,livelock,bounds_broken,error",
-		"forest,1,251,999,",
-		"ftraymond,1,228,1241,",
+		"alg,crashes,runs,entries_before_mean,entries_after_mean,entries_after_ci95,first_entry_after_mean_time_units,first_entry_after_ci95_time_units,recovered_runs,recovery_mean_time_units,recovery_ci95_time_units,deadlock_runs,starvation_runs,livelock_runs,bounds_broken_runs,error_runs",
+		"forest,1,1,251,999,",
+		"ftraymond,1,1,228,1241,",
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("survival table:\n%s", b)
@@ -56,6 +56,7 @@ func TestExperimentFT07BadInput(t *testing.T) {
 		{"--algs", "nope"},
 		{"--algs", "forest,forest"},
 		{"--out", " "},
+		{"--seeds", "0"},
 	} {
 		code, out := runCLI(t, append([]string{"experiment", "ft07"}, args...)...)
 		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "critsec: ") {
