@@ -126,8 +126,9 @@ type Result struct {
 	// those still in transit or queued at the end.
 	Messages, Words, Delivered, Dropped, InFlight int64
 	// Pending is the number of live processes with a request not completed
-	// at the end; PendingExits of them wait to exit. After a drain, or at
-	// a deadlock violation with no event left, Unheld counts the pending
+	// at the end; PendingExits of them wait to exit. After a drain that ran
+	// out of events (with or without a verdict), or at a deadlock violation
+	// with no event left, Unheld counts the pending
 	// requests that no bound holds, taken together: how many of them
 	// could complete one after another, oldest request first, each
 	// keeping every neighbourhood within its bounds, with no other process
@@ -835,8 +836,9 @@ func (e *engine) finish() *Result {
 			r.InFlight++
 		}
 	}
-	// A deadlock found with no event left is as quiet as a drain's end.
-	quiet := r.Violation != nil && r.Violation.Kind == KindDeadlock && e.q.len() == 0
+	// A deadlock found with no event left is as quiet as a drain's end, and
+	// so is a drain that ran out of events before a starvation verdict.
+	quiet := r.Violation != nil && e.q.len() == 0 && (r.Violation.Kind == KindDeadlock || e.cfg.Drain && e.stopping && r.DrainCut == "")
 	var pending []int32
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]

@@ -119,17 +119,7 @@ func (e *engine) starved() bool {
 		end, last, entries = e.stopAt, e.stopState, e.stopEntries
 	}
 	b := e.starve
-	oldest, count := int32(0), 0
-	for id := int32(1); int(id) <= e.n; id++ {
-		nd := &e.nodes[id]
-		if nd.crashed || nd.pending == cs.None || nd.reqTime+b >= end || last <= nd.reqTime+b {
-			continue
-		}
-		count++
-		if oldest == 0 || nd.reqTime < e.nodes[oldest].reqTime {
-			oldest = id
-		}
-	}
+	oldest, count := e.oldestPending(func(nd *node) bool { return nd.reqTime+b < end && last > nd.reqTime+b })
 	if count == 0 {
 		return false
 	}
@@ -156,17 +146,7 @@ func (e *engine) livelocked() bool {
 	if quiet < limit || delivered == 0 {
 		return false
 	}
-	oldest, count := int32(0), 0
-	for id := int32(1); int(id) <= e.n; id++ {
-		nd := &e.nodes[id]
-		if nd.crashed || nd.pending == cs.None {
-			continue
-		}
-		count++
-		if oldest == 0 || nd.reqTime < e.nodes[oldest].reqTime {
-			oldest = id
-		}
-	}
+	oldest, count := e.oldestPending(func(*node) bool { return true })
 	if count == 0 {
 		return false
 	}
@@ -174,4 +154,20 @@ func (e *engine) livelocked() bool {
 	e.fail(KindLivelock, fmt.Sprintf("no state change for %.6g time units (since t=%.6g) while %d messages were delivered and %d requests are pending, the oldest P%d's %s request made at t=%.6g",
 		quiet, e.lastState, delivered, count, oldest, nd.pending, nd.reqTime))
 	return true
+}
+
+// oldestPending returns the live process with the oldest pending request
+// that keep accepts (ties by id), and how many such requests there are.
+func (e *engine) oldestPending(keep func(*node) bool) (oldest int32, count int) {
+	for id := int32(1); int(id) <= e.n; id++ {
+		nd := &e.nodes[id]
+		if nd.crashed || nd.pending == cs.None || !keep(nd) {
+			continue
+		}
+		count++
+		if oldest == 0 || nd.reqTime < e.nodes[oldest].reqTime {
+			oldest = id
+		}
+	}
+	return oldest, count
 }

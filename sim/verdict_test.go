@@ -125,6 +125,9 @@ func TestStarvationWithoutCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Unheld == 0 {
+		t.Errorf("the drain ran out of events with %d requests pending, none counted unheld", res.Pending)
+	}
 	if v := res.Violation; v == nil || v.Kind != sim.KindStarvation || !strings.HasPrefix(v.Detail, "P10's entry request, made at t=0.0158604,") ||
 		!strings.Contains(v.Detail, "; 33 requests in all waited longer than the bound") {
 		t.Fatalf("violation %+v, want P10's request starved, and 32 more", v)
