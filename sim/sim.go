@@ -268,9 +268,10 @@ type engine struct {
 	stopping    bool
 	done        bool
 	// The drain and the verdicts at the end (verdict.go): stopAt is the
-	// time the workload stopped and stopEvents the events taken by then;
-	// lastState is the time of the last state change, when delivered
-	// messages had been handled (a livelock delivers more after it);
+	// time the workload stopped, and stopEvents, stopEntries and stopState
+	// the events, the CS entries and the time of the last state change by
+	// then; lastState is the time of the last state change and delivered
+	// the messages delivered by then (a livelock delivers more after it);
 	// starve is the starvation bound once known.
 	stopAt      float64
 	stopEvents  int64
