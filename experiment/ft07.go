@@ -45,6 +45,17 @@ type FT07 struct {
 	// Entries is the length of the runs that count messages per CS.
 	Entries int64
 	Seed    uint64
+	// After is how long the survival runs go on after their last crash,
+	// and StarveAfter their starvation bound (sim.Config.StarveAfter): a
+	// request pending that long while others enter is starved, and
+	// requests pending while messages circulate with no state change for
+	// that long are a livelock.
+	After, StarveAfter float64
+	// Algs are the algorithms Survival runs; nil means every registered
+	// one. Seeds is the number of survival runs of each, with seeds Seed,
+	// Seed+1, ... (0 means 1).
+	Algs  []string
+	Seeds int
 }
 
 // DefaultFT07 is the study as critsec runs it: n = 15, k = 5, a heavy load
@@ -52,7 +63,7 @@ type FT07 struct {
 // demand), and n-1 = 14 crashes, of P2..P15, one every 100 time units from
 // t = 100.
 func DefaultFT07() FT07 {
-	c := FT07{N: 15, K: 5, Lambda: 1, E: 1, Detector: detector.T, DetectDelay: 5, MaxTime: 1600, Bin: 10, Entries: 3000, Seed: 1}
+	c := FT07{N: 15, K: 5, Lambda: 1, E: 1, Detector: detector.T, DetectDelay: 5, MaxTime: 1600, Bin: 10, Entries: 3000, Seed: 1, After: 500, StarveAfter: 250}
 	for i := range c.N - 1 {
 		c.Crashes = append(c.Crashes, sim.Crash{At: float64(100 * (i + 1)), Node: cs.ID(i + 2)})
 	}
@@ -104,7 +115,8 @@ func (c FT07) build(name string) (*alg.Problem, []cs.Machine, error) {
 // step, with the time-weighted mean and the maximum of #InCS (live
 // processes) over the step, and the live processes at its end. Raymond's
 // run ends in a deadlock (every live process waits): that is the result,
-// not an error; any other violation is one.
+// not an error, as a starvation or a livelock would be; a broken bound or
+// a machine's error is one.
 func (c FT07) Figure2() (*Table, error) {
 	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live"}}
 	for _, name := range []string{raymond.Name, ftraymond.Name} {
@@ -118,12 +130,19 @@ func (c FT07) Figure2() (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v := res.Violation; v != nil && v.Kind != sim.KindDeadlock {
+		if v := res.Violation; v != nil && !liveness(v.Kind) {
 			return nil, fmt.Errorf("ft07: %s: %v", name, v)
 		}
 		inUse(t, name, evs, c.N, c.Bin, c.MaxTime)
 	}
 	return t, nil
+}
+
+// liveness reports whether a violation of this kind is a liveness
+// failure (a deadlock, a starvation or a livelock): a result of a crash
+// study, not an error.
+func liveness(kind string) bool {
+	return kind == sim.KindDeadlock || kind == sim.KindStarvation || kind == sim.KindLivelock
 }
 
 // inUse adds to t the rows of one algorithm: per time step of width bin
@@ -309,47 +328,113 @@ func kinds(evs []trace.Event) map[string]int {
 	return m
 }
 
-// Survival runs every registered algorithm on n = 15 (k = 5, l = 1 where
-// it takes one; the local ones on the complete graph) under c's load with the first crashes
-// of c's scenario (1, then k), and reports whether it goes on: the CS
-// entries after the last crash, the time from the last crash to the next
-// entry and the recovery time (recovery; math.Inf when there is none), and whether the run ended in a
-// deadlock, broke its bounds or failed otherwise (a published variant's
-// undefined step, crashes or not).
+// Survival runs every registered algorithm (or c.Algs) on n = 15 (k = 5,
+// l = 1 where it takes one; the local ones on the complete graph) under
+// c's load with the first crashes of c's scenario (1, then k), for c.After
+// after the last, c.Seeds times, and reports whether it goes on: the CS
+// entries before and after the last crash, the time from the last crash
+// to the next entry and the recovery time (recovery; math.Inf when there
+// is none), with 95 % confidence intervals over the seeds, and how many
+// runs ended in a deadlock, a starvation or a livelock (with the bound
+// c.StarveAfter), broke their bounds or failed otherwise (a published
+// variant's undefined step, crashes or not).
 func (c FT07) Survival(crashes []int) (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"crashes", "entries_before", "entries_after", "first_entry_after", "recovery", "deadlock", "bounds_broken", "error"}}
-	for _, a := range alg.All() {
+	t := &Table{LabelName: "alg", Header: []string{"crashes", "runs", "entries_before_mean", "entries_after_mean", "entries_after_ci95",
+		"first_entry_after_mean_time_units", "first_entry_after_ci95_time_units", "recovered_runs", "recovery_mean_time_units", "recovery_ci95_time_units",
+		"deadlock_runs", "starvation_runs", "livelock_runs", "bounds_broken_runs", "error_runs"}}
+	algs := alg.All()
+	if c.Algs != nil {
+		algs = nil
+		for _, name := range c.Algs {
+			a, err := alg.Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			algs = append(algs, a)
+		}
+	}
+	for _, a := range algs {
 		for _, nc := range crashes {
-			pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
-			if err != nil {
-				return nil, err
-			}
-			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
-				MaxTime: float64(100*nc) + 500, Seed: c.Seed, Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
-			res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
-			if err != nil {
-				return nil, err
-			}
-			first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
-			before := int64(0)
-			if len(res.EntriesAtCrash) > 0 {
-				before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
-			}
-			dead, broken, failed := 0.0, 0.0, 0.0
-			if v := res.Violation; v != nil {
-				switch v.Kind {
-				case sim.KindDeadlock:
-					dead = 1
-				case sim.KindBounds:
-					broken = 1
-				default: // a published variant's undefined step, crash or not
-					failed = 1
+			var s survived
+			for i := range max(c.Seeds, 1) {
+				if err := s.run(c, a, nc, c.Seed+uint64(i)); err != nil {
+					return nil, err
 				}
 			}
-			t.Add(a.Name, float64(nc), float64(before), float64(res.Entries-before), first, recovery, dead, broken, failed)
+			t.Add(a.Name, append([]float64{float64(nc)}, s.row()...)...)
 		}
 	}
 	return t, nil
+}
+
+// survived gathers the survival runs of one algorithm and crash count, one
+// per seed.
+type survived struct {
+	runs                 int
+	before, after, first []float64
+	recovery             []float64 // the finite ones
+	verdicts             [5]float64
+}
+
+// run adds the run of algorithm a with c's first nc crashes and seed.
+func (s *survived) run(c FT07, a alg.Algorithm, nc int, seed uint64) error {
+	pr, ms, err := alg.Build(a.SpecFor(c.N, 1, c.K))
+	if err != nil {
+		return err
+	}
+	cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+		MaxTime: c.Crashes[nc-1].At + c.After, StarveAfter: c.StarveAfter, Seed: seed,
+		Crashes: c.Crashes[:nc], Detector: c.Detector, DetectDelay: c.DetectDelay}
+	res, evs, err := traced(cfg, trace.Header{Alg: a.Name, N: c.N, K: c.K})
+	if err != nil {
+		return err
+	}
+	first, recovery := recovery(evs, c.N, c.Crashes[nc-1].At)
+	before := int64(0)
+	if len(res.EntriesAtCrash) > 0 {
+		before = res.EntriesAtCrash[len(res.EntriesAtCrash)-1]
+	}
+	s.runs++
+	s.before = append(s.before, float64(before))
+	s.after = append(s.after, float64(res.Entries-before))
+	s.first = append(s.first, first)
+	if !math.IsInf(recovery, 1) {
+		s.recovery = append(s.recovery, recovery)
+	}
+	if v := res.Violation; v != nil {
+		switch v.Kind {
+		case sim.KindDeadlock:
+			s.verdicts[0]++
+		case sim.KindStarvation:
+			s.verdicts[1]++
+		case sim.KindLivelock:
+			s.verdicts[2]++
+		case sim.KindBounds:
+			s.verdicts[3]++
+		default: // a published variant's undefined step, crash or not
+			s.verdicts[4]++
+		}
+	}
+	return nil
+}
+
+// row is the table's row after the crash count: means with their 95 %
+// confidence intervals over the runs (MeanCI: NaN with one run), the time
+// to the first entry +Inf when a run had none, the recovery time's mean
+// over the runs that recovered (+Inf when none did), and the verdicts'
+// counts.
+func (s *survived) row() []float64 {
+	before, _ := MeanCI(s.before)
+	after, afterCI := MeanCI(s.after)
+	first, firstCI := MeanCI(s.first)
+	if math.IsInf(first, 1) {
+		firstCI = math.NaN()
+	}
+	rec, recCI := math.Inf(1), math.NaN()
+	if len(s.recovery) > 0 {
+		rec, recCI = MeanCI(s.recovery)
+	}
+	return append([]float64{float64(s.runs), before, after, afterCI, first, firstCI, float64(len(s.recovery)), rec, recCI}, s.verdicts[:]...)
 }
 
 // PlotFigure2 draws t (Figure2's table) into path: the mean resources in

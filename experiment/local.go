@@ -372,6 +372,7 @@ type waitGroup struct {
 	n                   int
 	lambda              float64
 	runs, broken        int
+	starved             int   // broken runs with a starvation or a livelock
 	entries             int64 // over every run, broken ones included
 	triggers, rbt       int64
 	entryMeans          []float64 // one per whole run
@@ -397,6 +398,9 @@ func waitGroups(outs []Outcome) []*waitGroup {
 		g.rbt += kind(o, requestByTriggerKind)
 		if !whole(o) {
 			g.broken++
+			if k := violationKind(o); k == sim.KindStarvation || k == sim.KindLivelock {
+				g.starved++
+			}
 			continue
 		}
 		g.entryMeans = append(g.entryMeans, o.Result.EntryWait.Mean)
@@ -407,7 +411,8 @@ func waitGroups(outs []Outcome) []*waitGroup {
 	return gs
 }
 
-// LocalWaitTable has one row per algorithm, topology and load: the
+// LocalWaitTable has one row per algorithm, topology and load: how many
+// runs broke and how many of them starved a request or livelocked, the
 // waiting times of Entry and Exit (request to state change), the mean
 // over the whole runs of each run's mean with a 95 % confidence interval
 // over the seeds (MeanCI; NaN with fewer than two whole runs), the
@@ -416,13 +421,13 @@ func waitGroups(outs []Outcome) []*waitGroup {
 // counts the entries and triggers it made before it broke).
 func LocalWaitTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"topology", "load"}, Header: []string{
-		"n", "lambda", "runs", "broken", "entry_wait_mean", "entry_wait_ci95", "exit_wait_mean", "exit_wait_ci95",
+		"n", "lambda", "runs", "broken", "starved", "entry_wait_mean", "entry_wait_ci95", "exit_wait_mean", "exit_wait_ci95",
 		"messages_per_pair_member", "triggers_per_1000_entries", "requests_by_trigger_per_1000_entries"}}
 	for _, g := range waitGroups(outs) {
 		em, eci := MeanCI(g.entryMeans)
 		xm, xci := MeanCI(g.exitMeans)
 		mr, _ := MeanCI(g.memberRatios)
-		t.AddTagged(g.alg, []string{g.topology, g.load}, float64(g.n), g.lambda, float64(g.runs), float64(g.broken),
+		t.AddTagged(g.alg, []string{g.topology, g.load}, float64(g.n), g.lambda, float64(g.runs), float64(g.broken), float64(g.starved),
 			em, eci, xm, xci, mr,
 			1000*ratio(float64(g.triggers), float64(g.entries)), 1000*ratio(float64(g.rbt), float64(g.entries)))
 	}

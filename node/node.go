@@ -253,6 +253,10 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 	}
 	if cfg.Detector.Heartbeat > 0 {
 		tc.Heartbeat = cfg.Detector.Heartbeat
+		// A link cut for less than the timeout must be back before the
+		// timeout: redial at least every heartbeat, not after a backoff
+		// of seconds that would make a short cut look like a crash.
+		tc.MaxBackoff = min(cfg.Detector.Heartbeat, 2*time.Second)
 		tc.Votes = func() cs.Set {
 			nd.mu.Lock()
 			defer nd.mu.Unlock()

@@ -16,7 +16,11 @@
 //
 // Crashed processes never count: the fault-tolerant k-mutex (Bouillaguet,
 // Arantes and Sens 2007, section 2) bounds the live processes InCS. A view
-// says which processes are live and InCS.
+// says which processes are live and InCS. CrashBounds (crash.go) is the
+// safety part of the fault-tolerant global (l,k)-CS problem, whose lower
+// bound is a guard on exits rather than a bound on states
+// (docs/ft-global-lk-cs.md); Fences (fence.go) are the fencing tokens'
+// properties.
 package property
 
 import (

@@ -108,6 +108,22 @@ type Config struct {
 	// counted then belongs to a completed request, which makes messages per
 	// CS entry exact rather than biased by requests cut off at the end.
 	Drain bool
+	// DrainTime and DrainEvents bound the drain: it is cut (Result.DrainCut)
+	// when no state change has happened for DrainTime time units since the
+	// later of the stop and the last state change, or after DrainEvents
+	// events. Zero means the defaults: the starvation bound
+	// (Result.StarveBound), and the events of the run before the stop, at
+	// least MinDrainEvents.
+	DrainTime   float64
+	DrainEvents int64
+	// StarveAfter is the starvation bound: at the end of the run, a request
+	// pending for longer than this many time units while other processes
+	// completed requests after it passed the bound is a starvation
+	// violation, and requests pending while messages circulate with no
+	// state change for as long are a livelock. Zero means StarveFactor
+	// times the longest waiting time completed when the workload stops, at
+	// least StarveFloor times Tt + Ts + Tr + E.
+	StarveAfter float64
 
 	// Seed fixes every random draw (one PCG generator): equal
 	// configurations and seeds give identical runs and traces.
@@ -190,7 +206,7 @@ func (c *Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"E", c.E}, {"Ts", c.Ts}, {"Tr", c.Tr}, {"Tt", c.Tt}, {"MaxTime", c.MaxTime}, {"DetectDelay", c.DetectDelay}} {
+	}{{"E", c.E}, {"Ts", c.Ts}, {"Tr", c.Tr}, {"Tt", c.Tt}, {"MaxTime", c.MaxTime}, {"DetectDelay", c.DetectDelay}, {"DrainTime", c.DrainTime}, {"StarveAfter", c.StarveAfter}} {
 		if !(f.v >= 0) || f.v > MaxTime {
 			return fmt.Errorf("sim: %s = %v is out of range: need a time in 0..%g", f.name, f.v, MaxTime)
 		}
@@ -206,6 +222,9 @@ func (c *Config) Validate() error {
 	}
 	if c.TransitDist > Const {
 		return fmt.Errorf("sim: TransitDist = %d: need Exp or Const", c.TransitDist)
+	}
+	if c.DrainEvents < 0 {
+		return fmt.Errorf("sim: DrainEvents = %d is out of range: need >= 0 (0: the default)", c.DrainEvents)
 	}
 	if c.Entries < 0 {
 		return fmt.Errorf("sim: Entries = %d is out of range: need >= 0 (0: no limit)", c.Entries)

@@ -32,6 +32,11 @@
 // report a state change that does not match its State(). The first
 // violation stops the run (Result.Violation). If no event is left while a
 // request is pending and the run was not stopping, the run is deadlocked.
+// At the end of the run, a request pending for longer than a bound while
+// others completed requests is a starvation, and requests pending while
+// messages circulate with no state change for as long are a livelock
+// (verdict.go); the drain is bounded in simulated time and in events, and
+// a drain cut short says so (Result.DrainCut).
 //
 // Memory does not grow with simulated time: waiting times go to fixed-size
 // log-linear histograms (quantiles within HistRelErr), and the queues hold
@@ -78,6 +83,14 @@ const (
 	KindDeadlock = trace.KindDeadlock
 	// KindFencing: a fencing property broke (Config.Fencing).
 	KindFencing = trace.KindFencing
+	// KindStarvation: at the end of the run, a request has been pending
+	// for longer than the starvation bound (Result.StarveBound), and other
+	// processes completed requests after it passed the bound.
+	KindStarvation = "starvation"
+	// KindLivelock: at the end of the run, requests are pending and no
+	// process has changed state for longer than the starvation bound, yet
+	// messages were delivered all that time.
+	KindLivelock = "livelock"
 )
 
 // Why a run stopped (Result.Stop).
@@ -97,6 +110,14 @@ type Result struct {
 	// without new Entry calls until no event was left (Config.Drain).
 	Stop    string
 	Drained bool
+	// DrainCut, when not empty, says why the drain stopped before no event
+	// was left: it reached its limit in simulated time (Config.DrainTime)
+	// or in events (Config.DrainEvents). A cut drain with no violation is
+	// an incomplete run: its counts are not those of whole requests.
+	DrainCut string
+	// StarveBound is the starvation bound the run was judged with
+	// (Config.StarveAfter, or the bound derived from its waiting times).
+	StarveBound float64
 	// Violation is the first violation, or nil.
 	Violation *Violation
 	// Entries and Exits count completed state changes to InCS and OutCS.
@@ -107,8 +128,9 @@ type Result struct {
 	// those still in transit or queued at the end.
 	Messages, Words, Delivered, Dropped, InFlight int64
 	// Pending is the number of live processes with a request not completed
-	// at the end; PendingExits of them wait to exit. After a drain, or at
-	// a deadlock violation with no event left, Unheld counts the pending
+	// at the end; PendingExits of them wait to exit. After a drain that ran
+	// out of events (with or without a verdict), or at a deadlock violation
+	// with no event left, Unheld counts the pending
 	// requests that no bound holds, taken together: how many of them
 	// could complete one after another, oldest request first, each
 	// keeping every neighbourhood within its bounds, with no other process
@@ -162,7 +184,8 @@ func ratio(a, b float64) float64 {
 
 // Violation is the first failed check of a run.
 type Violation struct {
-	// Kind is KindBounds, KindConvention, KindError or KindDeadlock.
+	// Kind is KindBounds, KindConvention, KindError, KindDeadlock,
+	// KindStarvation or KindLivelock.
 	Kind string
 	// Time is the simulated time; Event says what was happening, e.g.
 	// "P3 received REPLY from P5" or "P2 called entry".
@@ -200,10 +223,11 @@ type node struct {
 	det cs.Detecting // m, when it takes detector input
 	// state is the top-level state the machine last reported; pending the
 	// request the workload made and the machine has not completed, since
-	// reqTime.
-	state   cs.State
-	pending cs.Op
-	reqTime float64
+	// reqTime, when reqEntries CS entries had been completed.
+	state      cs.State
+	pending    cs.Op
+	reqTime    float64
+	reqEntries int64
 	// busy is when the processor finishes the sends of its last call;
 	// running reports that an evHandle is scheduled for jobs[head].
 	busy    float64
@@ -246,6 +270,20 @@ type engine struct {
 	pruneAt     int
 	stopping    bool
 	done        bool
+	// The drain and the verdicts at the end (verdict.go): stopAt is the
+	// time the workload stopped, and stopEvents, stopEntries and stopState
+	// the events, the CS entries and the time of the last state change by
+	// then; lastState is the time of the last state change and delivered
+	// the messages delivered by then (a livelock delivers more after it);
+	// starve is the starvation bound once known.
+	stopAt      float64
+	stopEvents  int64
+	stopEntries int64
+	stopState   float64
+	lastState   float64
+	delivered   int64
+	starve      float64
+	cutQuiet    float64 // the drain's time limit, when it cut the drain
 	entryW      hist
 	exitW       hist
 	res         Result
@@ -259,7 +297,8 @@ func Run(cfg Config) (*Result, error) {
 	}
 	e := newEngine(&cfg)
 	e.loop()
-	if v := e.res.Violation; v != nil && e.tw != nil {
+	e.judge()
+	if v := e.res.Violation; v != nil && e.tw != nil && claimable(v.Kind) {
 		// The header went out before the run: the trace ends with what it
 		// demonstrates, for trace check to confirm.
 		e.tw.Verdict(e.now, trace.Claim{Kind: v.Kind, Detail: v.Detail})
@@ -366,11 +405,14 @@ func (e *engine) loop() {
 	for e.q.len() > 0 && !e.done {
 		if maxT > 0 && !e.stopping && e.q.peek().t > maxT {
 			e.res.Stop = StopMaxTime
+			e.stop(maxT)
 			if !e.cfg.Drain {
 				e.now = maxT
 				return
 			}
-			e.stopping = true
+		}
+		if e.stopping && e.drainCut() {
+			return
 		}
 		ev := e.q.pop()
 		e.now = ev.t
@@ -461,6 +503,14 @@ func (e *engine) loop() {
 	}
 }
 
+// stop stops the workload at time t: no new Entry calls from now on (the
+// drain, when Config.Drain).
+func (e *engine) stop(t float64) {
+	e.stopping, e.stopAt, e.stopEvents = true, t, e.res.Events
+	e.stopEntries, e.stopState = e.res.Entries, e.lastState
+	e.starve = e.starveBound()
+}
+
 // timer is the workload's call: the request starts now; the call itself
 // runs when the processor is free.
 func (e *engine) timer(id int32, op cs.Op) {
@@ -468,7 +518,7 @@ func (e *engine) timer(id int32, op cs.Op) {
 	if nd.crashed || (op == cs.Entry && e.stopping) {
 		return
 	}
-	nd.pending, nd.reqTime = op, e.now
+	nd.pending, nd.reqTime, nd.reqEntries = op, e.now, e.res.Entries
 	if e.tw != nil {
 		e.tw.Request(e.now, cs.ID(id), op)
 	}
@@ -648,6 +698,7 @@ func (e *engine) changed(s cs.State) {
 	}
 	e.account()
 	nd.state, nd.pending = s, cs.None
+	e.lastState, e.delivered = e.now, e.res.Delivered
 	if s == cs.InCS {
 		e.inCS++
 		e.res.Entries++
@@ -686,7 +737,7 @@ func (e *engine) changed(s cs.State) {
 	e.scheduleWorkload(id)
 	if s == cs.InCS && e.res.Entries == e.cfg.Entries && !e.stopping {
 		e.res.Stop = StopEntries
-		e.stopping = true
+		e.stop(e.now)
 		e.done = !e.cfg.Drain
 	}
 }
@@ -805,7 +856,7 @@ func (e *engine) oldestFirst(ids []int32) []property.Change {
 func (e *engine) finish() *Result {
 	res := e.res
 	r := &res
-	r.Drained = e.stopping && e.cfg.Drain && r.Violation == nil
+	r.Drained = e.stopping && e.cfg.Drain && r.Violation == nil && r.DrainCut == ""
 	e.account()
 	r.EndTime = e.now
 	if e.now > 0 {
@@ -822,8 +873,9 @@ func (e *engine) finish() *Result {
 			r.InFlight++
 		}
 	}
-	// A deadlock found with no event left is as quiet as a drain's end.
-	quiet := r.Violation != nil && r.Violation.Kind == KindDeadlock && e.q.len() == 0
+	// A deadlock found with no event left is as quiet as a drain's end, and
+	// so is a drain that ran out of events before a starvation verdict.
+	quiet := r.Violation != nil && e.q.len() == 0 && (r.Violation.Kind == KindDeadlock || e.cfg.Drain && e.stopping && r.DrainCut == "")
 	var pending []int32
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]

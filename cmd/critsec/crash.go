@@ -154,8 +154,8 @@ type simFaults struct {
 	Crashes     []crashEntry `json:"crashes"`
 	// EntriesAfterLast counts the CS entries after the last crash.
 	EntriesAfterLast int64 `json:"entries_after_last_crash"`
-	// Stalled says, plainly, that live processes wait for ever, or is
-	// empty.
+	// Stalled says, plainly, that live processes wait for ever (a
+	// deadlock or a livelock), or is empty.
 	Stalled string `json:"stalled,omitempty"`
 }
 
@@ -178,10 +178,13 @@ func newSimFaults(c *sim.Config, r *sim.Result) *simFaults {
 	if len(f.Crashes) > 0 {
 		f.EntriesAfterLast = r.Entries - r.EntriesAtCrash[len(r.EntriesAtCrash)-1]
 	}
-	if v := r.Violation; v != nil && v.Kind == sim.KindDeadlock {
+	if v := r.Violation; v != nil && (v.Kind == sim.KindDeadlock || v.Kind == sim.KindLivelock) {
 		f.Stalled = fmt.Sprintf("%d live processes wait forever", r.Pending)
 		if r.Pending == 1 {
 			f.Stalled = "1 live process waits forever"
+		}
+		if v.Kind == sim.KindLivelock {
+			f.Stalled = strings.Replace(f.Stalled, "forever", "while messages circulate with no state change", 1)
 		}
 		for i, cr := range f.Crashes {
 			if cr.EntriesBefore == r.Entries {

@@ -8,77 +8,182 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/experiment"
+	"github.com/critsec/critsec/sim"
 )
 
+// ft07Flags are the flags of `critsec experiment ft07`.
+type ft07Flags struct {
+	out           string
+	seed          uint64
+	crash         string
+	lambda, e     float64
+	detector      string
+	detectDelay   float64
+	after, starve float64
+	algs          string
+	seeds         int
+}
+
 func newFT07Cmd() *cobra.Command {
-	var out string
+	var f ft07Flags
 	cmd := &cobra.Command{
 		Use:   "ft07",
 		Short: "Crashes: Raymond against the fault-tolerant k-mutex (Bouillaguet, Arantes, Sens 2007, section 6)",
 		Long: `ft07 runs the study of section 6 of the fault-tolerant k-mutex paper: 15
 processes, 5 resources, a heavy load (lambda = E = 1, Tt = 1), and 14 crashes
 (P2..P15, one every 100 time units from t = 100), with Raymond's algorithm and
-ftraymond (detector T, detection delay 5). It writes:
+ftraymond (detector T, detection delay 5). The flags change the crash
+schedule, the load, the detector and the seed. It writes:
 
   ft07-figure2.csv and its plot: the resources in use over time, per time
-      step of 10 (mean and maximum), for both algorithms (the paper's Figure 2);
+      step of 10 (mean and maximum), for both algorithms (the paper's Figure 2),
+      up to 200 time units after the last crash;
   ft07-messages.csv: messages per CS without crashes at a light and a heavy
       load, initialization messages per process, CRASH messages per detection
       and detections per crash, next to the paper's bounds;
-  ft07-survival.csv: every registered algorithm with 1 and with 5
-      crashes (the local ones on the complete graph): entries after the last
-      crash, time to the next entry and until every request pending at the crash
-      is served,
-      deadlock or broken bounds.
+  ft07-survival.csv: every registered algorithm (or --algs) with the first
+      crash and with the first k = 5 (the local ones on the complete graph),
+      run for --after time units after the last: entries after the last
+      crash, time to the next entry and until every request pending at the
+      crash is served, and the verdict: deadlock, starvation or livelock
+      (starvation bound --starve-after), broken bounds or another error;
+      with --seeds N, means and 95 % confidence intervals over N seeds and
+      the number of runs with each verdict.
 
 docs/fault-tolerance.md discusses the results.`,
-		Example: `  critsec experiment ft07 --out /tmp/ft07`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if strings.TrimSpace(out) == "" {
-				return badInput("--out %q names no directory", out)
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return badInput("--out %s: %v", out, err)
-			}
-			c := experiment.DefaultFT07()
-			w := cmd.OutOrStdout()
-			fig, err := c.Figure2()
-			if err != nil {
-				return err
-			}
-			msgs, err := c.Messages()
-			if err != nil {
-				return err
-			}
-			surv, err := c.Survival([]int{1, c.K})
-			if err != nil {
-				return err
-			}
-			for _, t := range []struct {
-				name  string
-				table *experiment.Table
-				show  bool
-			}{{"ft07-figure2", fig, false}, {"ft07-messages", msgs, true}, {"ft07-survival", surv, true}} {
-				if t.show {
-					fmt.Fprintf(w, "%s\n", t.name)
-					if err := t.table.WriteText(w); err != nil {
-						return err
-					}
-					fmt.Fprintln(w)
-				}
-				if err := t.table.SaveCSV(filepath.Join(out, t.name+".csv")); err != nil {
-					return err
-				}
-			}
-			if err := experiment.PlotFigure2(fig, c.Crashes, filepath.Join(out, "ft07-figure2.svg")); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "wrote %s\n", strings.Join([]string{"ft07-figure2.csv", "ft07-figure2.svg", "ft07-messages.csv", "ft07-survival.csv"}, " "))
-			return nil
-		},
+		Example: `  critsec experiment ft07 --out /tmp/ft07
+  critsec experiment ft07 --crash 2@50,3@60 --detector P --detect-delay 1 --lambda 0.5 --seed 7
+  critsec experiment ft07 --crash random:5:100:500 --algs ftraymond,raymond,forest --out /tmp/ft07`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFT07(cmd, &f) },
 	}
-	cmd.Flags().StringVar(&out, "out", "out", "directory for the CSV tables and the plot (created if missing)")
+	fs := cmd.Flags()
+	fs.StringVar(&f.out, "out", "out", "directory for the CSV tables and the plot (created if missing)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run (and of a random crash schedule): equal seeds give identical tables")
+	fs.StringVar(&f.crash, "crash", "", "crash schedule of processes 1..15: NODE@TIME,... or random:COUNT:FROM:TO (drawn from --seed); default: P2..P15, one every 100 time units from t = 100")
+	fs.Float64Var(&f.lambda, "lambda", 1, "request rate, requests per time unit spent OutCS, > 0")
+	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")
+	fs.StringVar(&f.detector, "detector", "T", "failure-detector class given to ftraymond: P (perfect) or T (trusting)")
+	fs.Float64Var(&f.detectDelay, "detect-delay", 5, "time from a crash to its detection, time units, >= 0")
+	fs.Float64Var(&f.after, "after", 500, "how long the survival runs go on after their last crash, time units, > 0")
+	fs.Float64Var(&f.starve, "starve-after", 250, "starvation bound of the survival runs, time units, > 0 (sim --starve-after)")
+	fs.StringVar(&f.algs, "algs", "", "algorithms of the survival table, comma-separated; default: every registered one")
+	fs.IntVar(&f.seeds, "seeds", 1, fmt.Sprintf("survival runs per algorithm and crash count, 1 to %d: seeds --seed, --seed+1, ... (means with 95 %% confidence intervals over them)", maxSeeds))
 	return cmd
+}
+
+// runFT07 checks the flags, runs the three parts and writes their tables
+// and the plot.
+func runFT07(cmd *cobra.Command, f *ft07Flags) error {
+	c, err := f.study()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return badInput("--out %s: %v", f.out, err)
+	}
+	w := cmd.OutOrStdout()
+	fig, err := c.Figure2()
+	if err != nil {
+		return err
+	}
+	msgs, err := c.Messages()
+	if err != nil {
+		return err
+	}
+	counts := []int{1}
+	if k := min(c.K, len(c.Crashes)); k > 1 {
+		counts = append(counts, k)
+	}
+	surv, err := c.Survival(counts)
+	if err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name  string
+		table *experiment.Table
+		show  bool
+	}{{"ft07-figure2", fig, false}, {"ft07-messages", msgs, true}, {"ft07-survival", surv, true}} {
+		if t.show {
+			fmt.Fprintf(w, "%s\n", t.name)
+			if err := t.table.WriteText(w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+		if err := t.table.SaveCSV(filepath.Join(f.out, t.name+".csv")); err != nil {
+			return err
+		}
+	}
+	if err := experiment.PlotFigure2(fig, c.Crashes, filepath.Join(f.out, "ft07-figure2.svg")); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s\n", strings.Join([]string{"ft07-figure2.csv", "ft07-figure2.svg", "ft07-messages.csv", "ft07-survival.csv"}, " "))
+	return nil
+}
+
+// study checks the flags and states the study: the paper's setting
+// (experiment.DefaultFT07) with the flags' changes.
+func (f *ft07Flags) study() (experiment.FT07, error) {
+	c := experiment.DefaultFT07()
+	if strings.TrimSpace(f.out) == "" {
+		return c, badInput("--out %q names no directory", f.out)
+	}
+	if !(f.lambda >= 1/sim.MaxTime) || f.lambda > sim.MaxTime {
+		return c, badInput("--lambda %v is out of range: need a rate in %g..%g", f.lambda, 1/sim.MaxTime, sim.MaxTime)
+	}
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"E", f.e}, {"detect-delay", f.detectDelay}, {"after", f.after}, {"starve-after", f.starve}} {
+		if err := checkTime(t.name, t.v); err != nil {
+			return c, err
+		}
+	}
+	if f.seeds < 1 || f.seeds > maxSeeds {
+		return c, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", f.seeds, maxSeeds)
+	}
+	c.Seeds = f.seeds
+	if f.after == 0 || f.starve == 0 {
+		return c, badInput("--after and --starve-after must be > 0: the survival runs need time after the last crash to tell")
+	}
+	d, err := detector.Parse(f.detector)
+	if err != nil {
+		return c, badInput("--detector: %v", err)
+	}
+	if d == detector.S {
+		return c, badInput("--detector S: ftraymond breaks its bounds with S (a false suspicion reads as a crash, docs/fault-tolerance.md); the study takes P or T")
+	}
+	c.Seed, c.Lambda, c.E, c.Detector, c.DetectDelay, c.After, c.StarveAfter = f.seed, f.lambda, f.e, d, f.detectDelay, f.after, f.starve
+	if f.crash != "" {
+		crashes, err := parseCrashes(f.crash, c.N, f.seed)
+		if err != nil {
+			return c, badInput("--crash %s: %v", f.crash, err)
+		}
+		if len(crashes) == c.N {
+			return c, badInput("--crash %s crashes all %d processes: leave at least one alive", f.crash, c.N)
+		}
+		c.Crashes = crashes
+		c.MaxTime = crashes[len(crashes)-1].At + 200
+	}
+	if f.algs != "" {
+		names := make([]string, 0, len(alg.All()))
+		for _, a := range alg.All() {
+			names = append(names, a.Name)
+		}
+		c.Algs, err = parseList("algs", f.algs, "a registered algorithm ("+strings.Join(names, ", ")+")", func(v string) (string, bool) {
+			_, err := alg.Lookup(v)
+			return v, err == nil
+		})
+		if err != nil {
+			return c, err
+		}
+	}
+	if t := c.MaxTime + c.After; t > sim.MaxTime {
+		return c, badInput("--crash %s with --after %g runs to t = %g, beyond %g", f.crash, f.after, t, sim.MaxTime)
+	}
+	return c, nil
 }

@@ -27,6 +27,9 @@ type simFlags struct {
 	maxTime     float64
 	seed        uint64
 	fifo, drain bool
+	drainTime   float64
+	drainEvents int64
+	starveAfter float64
 	tracePath   string
 	json        bool
 	progress    bool
@@ -52,9 +55,15 @@ Times have no unit of their own: use any unit consistently (the paper uses
 Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
 algorithm guarantees (with --topology, every neighbourhood's l_i..k_i), the
 invocation convention and deadlock freedom are checked after every event; a
-violation stops the run.
+violation stops the run. At the end, a request pending for longer than the
+starvation bound (--starve-after) while other processes completed requests
+is a starvation, and requests pending while messages circulate with no state
+change for as long are a livelock; the drain is cut after --drain-time
+without a state change or after --drain-events events, and a drain cut
+without a verdict leaves the run incomplete.
 
-Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
+Exit status: 0 no violation, 1 violation or incomplete run, 2 bad input,
+3 I/O error.`,
 		Example: `  critsec sim
   critsec sim --alg raymond --n 10 --k 3 --lambda 0.1 --entries 3000 --seed 1 --trace t.jsonl
   critsec sim --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --json
@@ -76,6 +85,9 @@ Exit status: 0 no violation, 1 violation, 2 bad input, 3 I/O error.`,
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random workload and transit times: equal seeds give identical runs")
 	fs.BoolVar(&f.fifo, "fifo", true, "per-link FIFO delivery; --fifo=false lets messages overtake each other (only with --tt-dist exp can they)")
 	fs.BoolVar(&f.drain, "drain", true, "at the stop, make no new requests but deliver every message and complete the requests made, so messages per entry count whole requests; --drain=false stops at once")
+	fs.Float64Var(&f.drainTime, "drain-time", 0, "cut the drain when no process has changed state for this long, time units, >= 0; default 0: the starvation bound")
+	fs.Int64Var(&f.drainEvents, "drain-events", 0, fmt.Sprintf("cut the drain after this many events, >= 0; default 0: as many as the run before the stop, at least %d", sim.MinDrainEvents))
+	fs.Float64Var(&f.starveAfter, "starve-after", 0, fmt.Sprintf("starvation bound, time units, >= 0: a request pending longer while others complete requests is a starvation; default 0: %d times the longest waiting time completed, at least %d·(Tt+Ts+Tr+E)", sim.StarveFactor, sim.StarveFloor))
 	fs.StringVar(&f.tracePath, "trace", "", "FILE to write every event to (JSON Lines, docs/trace.md); check it with: critsec trace check FILE. Size: about 75 bytes per event, two events per message and four per CS cycle (the default gcs run: 14 MB per 1000 entries)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB, and stop one (incomplete, exit status 1) whose heap grows beyond it")
@@ -132,7 +144,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	for _, t := range []struct {
 		name string
 		v    float64
-	}{{"E", f.e}, {"Ts", f.ts}, {"Tr", f.tr}, {"Tt", f.tt}, {"max-time", f.maxTime}} {
+	}{{"E", f.e}, {"Ts", f.ts}, {"Tr", f.tr}, {"Tt", f.tt}, {"max-time", f.maxTime}, {"drain-time", f.drainTime}, {"starve-after", f.starveAfter}} {
 		if err := checkTime(t.name, t.v); err != nil {
 			return err
 		}
@@ -153,6 +165,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		return badInput("--entries %d is out of range: need entries >= 1 (or 0 with --max-time)", f.entries)
 	case f.entries == 0 && f.maxTime == 0:
 		return badInput("--entries 0 needs --max-time > 0: otherwise the run never stops")
+	case f.drainEvents < 0:
+		return badInput("--drain-events %d is out of range: need >= 0 (0: the default)", f.drainEvents)
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
@@ -167,6 +181,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		Lambda:   f.lambda, E: f.e, CSDist: csDist,
 		Ts: f.ts, Tr: f.tr, Tt: f.tt, TransitDist: transit, Unordered: !f.fifo,
 		Entries: f.entries, MaxTime: f.maxTime, Drain: f.drain, Seed: f.seed, Fencing: f.fencing,
+		DrainTime: f.drainTime, DrainEvents: f.drainEvents, StarveAfter: f.starveAfter,
 	}
 	if err := f.faults.apply(&cfg, pr.Params.N, f.seed); err != nil {
 		return err
@@ -217,7 +232,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if traceErr != nil {
 		traceErr = fmt.Errorf("--trace %s: %w", f.tracePath, traceErr)
 	}
-	return outcome(cmd, res.Violation != nil || res.Stop == sim.StopMemory, traceErr)
+	return outcome(cmd, s.Result != "ok", traceErr)
 }
 
 // simSummary is the --json output; field order is the key order.
@@ -226,6 +241,8 @@ type simSummary struct {
 	Config           simConfig   `json:"config"`
 	Stop             string      `json:"stop"`
 	Drained          bool        `json:"drained"`
+	DrainCut         string      `json:"drain_cut,omitempty"`
+	StarveBound      float64     `json:"starve_bound"`
 	Entries          int64       `json:"entries"`
 	Exits            int64       `json:"exits"`
 	Messages         int64       `json:"messages"`
@@ -272,6 +289,9 @@ type simConfig struct {
 	Entries     int64   `json:"entries"`
 	MaxTime     float64 `json:"max_time"`
 	Drain       bool    `json:"drain"`
+	DrainTime   float64 `json:"drain_time"`
+	DrainEvents int64   `json:"drain_events"`
+	StarveAfter float64 `json:"starve_after"`
 	Seed        uint64  `json:"seed"`
 }
 
@@ -299,16 +319,17 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 			Initial: append([]cs.ID{}, pr.Params.Initial...), Coterie: pr.Coterie,
 			Topology: pr.topologyName(), LocalBounds: pr.localBounds(),
 			Lambda: c.Lambda, E: c.E, CSDist: csDist, Ts: c.Ts, Tr: c.Tr, Tt: c.Tt, TransitDist: transit,
-			FIFO: !c.Unordered, Entries: c.Entries, MaxTime: c.MaxTime, Drain: c.Drain, Seed: c.Seed,
+			FIFO: !c.Unordered, Entries: c.Entries, MaxTime: c.MaxTime, Drain: c.Drain,
+			DrainTime: c.DrainTime, DrainEvents: c.DrainEvents, StarveAfter: c.StarveAfter, Seed: c.Seed,
 		},
-		Stop: r.Stop, Drained: r.Drained, Entries: r.Entries, Exits: r.Exits,
+		Stop: r.Stop, Drained: r.Drained, DrainCut: r.DrainCut, StarveBound: r.StarveBound, Entries: r.Entries, Exits: r.Exits,
 		Messages: r.Messages, Words: r.Words, MessagesPerEntry: r.MessagesPerEntry(), WordsPerEntry: r.WordsPerEntry(),
 		Delivered: r.Delivered, InFlight: r.InFlight, Pending: r.Pending, PendingExits: r.PendingExits, Unheld: r.Unheld,
 		EntryWait: r.EntryWait, ExitWait: r.ExitWait, Throughput: r.Throughput(),
 		InCSTime: r.InCSTime, MinInCS: r.MinInCS, MaxInCS: r.MaxInCS, MeanInCS: r.MeanInCS(),
 		Events: r.Events, EndTime: r.EndTime, Faults: newSimFaults(c, r),
 	}
-	if r.Stop == sim.StopMemory {
+	if r.Stop == sim.StopMemory || r.DrainCut != "" {
 		s.Result = "incomplete"
 	}
 	if v := r.Violation; v != nil {
@@ -339,6 +360,9 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if s.Drained {
 		stop += ", then drained"
 	}
+	if s.DrainCut != "" {
+		stop += ", then the drain was cut"
+	}
 	if s.Stop == sim.StopViolation {
 		fmt.Fprintf(w, "result: %s\n", s.Result)
 	} else {
@@ -347,6 +371,9 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if v := s.Violation; v != nil {
 		fmt.Fprintf(w, "violation: %s at t=%g, %s: %s\n", v.Kind, v.Time, v.Event, v.Detail)
 		fmt.Fprintf(w, "InCS then: %s\n", idList(v.InCS))
+	}
+	if s.DrainCut != "" {
+		fmt.Fprintf(w, "drain cut: %s\n", s.DrainCut)
 	}
 	printSimFaults(w, s.Faults)
 	fmt.Fprintf(w, "%-22s %d (exits %d)\n", "CS entries", s.Entries, s.Exits)

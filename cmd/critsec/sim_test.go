@@ -117,6 +117,35 @@ func TestSimViolationExit1(t *testing.T) {
 	}
 }
 
+// TestSimLivelockEnds: LKCS on complete:15 keeps a message circulating
+// after P3's crash; the drain is cut and the run ends with a livelock
+// (exit 1); with --drain=false and a starvation bound of 40, P11's
+// request, pending since t = 1.2 while others entered until t = 98, is a
+// starvation.
+func TestSimLivelockEnds(t *testing.T) {
+	args := []string{"sim", "--alg", "lkcs", "--topology", "complete:15", "--l", "1", "--k", "4", "--crash", "3@100", "--max-time", "150"}
+	code, out := runCLI(t, args...)
+	if code != 1 || !strings.Contains(out, "violation: livelock at t=") || !strings.Contains(out, "drain cut: the drain reached its time limit") ||
+		!strings.Contains(out, "stalled: 14 live processes wait while messages circulate with no state change") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, out = runCLI(t, append(args, "--drain=false", "--starve-after", "40")...)
+	if code != 1 || !strings.Contains(out, "violation: starvation at t=150, end of the run: P11's entry request, made at t=1.20185, was still pending 148.798 time units later") {
+		t.Fatalf("--drain=false: exit %d\n%s", code, out)
+	}
+}
+
+// TestSimStarvation: forest loses P7's request to P2's crash while the
+// others go on: a starvation, exit 1, naming the request, how long it
+// waited and what the others did meanwhile.
+func TestSimStarvation(t *testing.T) {
+	code, out := runCLI(t, "sim", "--alg", "forest", "--n", "15", "--k", "5", "--lambda", "1", "--crash", "2@100", "--detector", "T", "--detect-delay", "5", "--max-time", "600", "--drain=false")
+	if code != 1 || !strings.Contains(out, "violation: starvation at t=600, end of the run: P7's entry request, made at t=97.7118, was still pending 502.288 time units later") ||
+		!strings.Contains(out, "while the other processes completed 1005 CS entries") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
 func TestSimBadInput(t *testing.T) {
 	bad := [][]string{
 		{"--lambda", "0"},
@@ -167,6 +196,9 @@ func TestSimBadInput(t *testing.T) {
 		{"--fifo=false"}, // constant transit keeps links in order
 		{"--alg", "raymond", "--n", "100000", "--k", "3", "--max-memory", "16"}, // 84 GB of machines
 		{"--max-memory", "-1"},
+		{"--drain-time", "-1"},
+		{"--drain-events", "-1"},
+		{"--starve-after", "NaN"},
 	}
 	for _, args := range bad {
 		code, out := runCLI(t, append([]string{"sim"}, args...)...)

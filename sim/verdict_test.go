@@ -1,0 +1,154 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/detector"
+	"github.com/critsec/critsec/sim"
+)
+
+// build returns a configuration of registered algorithm name on n
+// processes (on topology, when not empty) with bounds l and k, at load
+// lambda = E = 1 unless the caller changes it.
+func build(t *testing.T, name, topology string, n, l, k int) sim.Config {
+	t.Helper()
+	a, err := alg.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := a.SpecFor(n, l, k)
+	if topology != "" {
+		spec.Topology = topology
+	}
+	pr, ms, err := alg.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, Seed: 1}
+}
+
+// lkcsCrash is LKCS on complete:15 with (l, k) = (1, 4), P3 crashing at
+// t = 100 and the workload stopping at t = 150: after the crash one
+// message circulates for ever, one hop per time unit, and no process
+// changes state again.
+func lkcsCrash(t *testing.T) sim.Config {
+	cfg := build(t, "lkcs", "complete:15", 15, 1, 4)
+	cfg.Lambda, cfg.MaxTime, cfg.Drain = 0.1, 150, true
+	cfg.Crashes = []sim.Crash{{At: 100, Node: 3}}
+	return cfg
+}
+
+// TestLivelockInTheDrain: a drain whose messages circulate with no state
+// change is cut at its time limit (by default the starvation bound) and
+// reported as a livelock, naming the oldest pending request.
+func TestLivelockInTheDrain(t *testing.T) {
+	res, err := sim.Run(lkcsCrash(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Violation
+	if v == nil || v.Kind != sim.KindLivelock || !strings.Contains(v.Detail, "14 requests are pending, the oldest P11's entry request") || v.Event != "drain cut" {
+		t.Fatalf("violation %+v, want a livelock with 14 requests pending", v)
+	}
+	if !strings.Contains(res.DrainCut, "time limit") || res.Drained || res.Entries != 5 {
+		t.Fatalf("drain cut %q, drained %v, %d entries", res.DrainCut, res.Drained, res.Entries)
+	}
+	// The drain ended one starvation bound after the stop: the floor, 100
+	// times Tt + E, above twice the longest wait (71.3).
+	if res.EndTime != 150+res.StarveBound || res.StarveBound != sim.StarveFloor*2 || res.EntryWait.Max > 72 {
+		t.Fatalf("end %g, starvation bound %g, longest entry wait %v", res.EndTime, res.StarveBound, res.EntryWait.Max)
+	}
+	cfg := lkcsCrash(t)
+	cfg.DrainTime = 20
+	if res, err := sim.Run(cfg); err != nil || res.Violation == nil || res.Violation.Kind != sim.KindLivelock || res.EndTime != 170 {
+		t.Fatalf("drain time 20: %v, %+v", err, res)
+	}
+}
+
+// TestDrainEventLimit: a drain cut by its event limit before any verdict
+// leaves the run incomplete (Result.DrainCut), not drained and not ok.
+func TestDrainEventLimit(t *testing.T) {
+	cfg := lkcsCrash(t)
+	cfg.DrainEvents = 100
+	res, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violation != nil || res.Drained || !strings.Contains(res.DrainCut, "event limit: 100 events after the stop at t=150") || res.Stop != sim.StopMaxTime {
+		t.Fatalf("violation %v, drained %v, cut %q, stop %s", res.Violation, res.Drained, res.DrainCut, res.Stop)
+	}
+}
+
+// TestStarvation: a request pending longer than the starvation bound while
+// the others go on is a starvation. Forest's P7 requested at t = 97.7,
+// P2 crashed at t = 100, and the others made about 1000 entries by
+// t = 600 while P7 waited; with a bound longer than the run there is no
+// verdict.
+func TestStarvation(t *testing.T) {
+	forest := func(after float64) *sim.Result {
+		cfg := build(t, "forest", "", 15, 0, 5)
+		cfg.MaxTime, cfg.StarveAfter = 600, after
+		cfg.Crashes, cfg.Detector, cfg.DetectDelay = []sim.Crash{{At: 100, Node: 2}}, detector.T, 5
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := forest(0)
+	v := res.Violation
+	if v == nil || v.Kind != sim.KindStarvation || !strings.HasPrefix(v.Detail, "P7's entry request, made at t=97.7118, was still pending 502.288 time units later") ||
+		!strings.Contains(v.Detail, "the other processes completed 1005 CS entries") {
+		t.Fatalf("violation %+v, want P7 starved", v)
+	}
+	// Twice the longest completed wait, 17, is below the floor: 100 times
+	// Tt + E.
+	if res.StarveBound != sim.StarveFloor*2 || res.EntryWait.Max > 20 {
+		t.Fatalf("bound %g, longest entry wait %g", res.StarveBound, res.EntryWait.Max)
+	}
+	if res := forest(600); res.Violation != nil || res.StarveBound != 600 {
+		t.Fatalf("bound 600: %v, bound %g", res.Violation, res.StarveBound)
+	}
+}
+
+// TestStarvationWithoutCrash: LKCS on random:60:0.15:7 with (0, 3) starves
+// the 33 processes two or more hops from its leader (docs/local-lk-cs.md)
+// while the others make 3000 entries: those 33 requests wait longer than
+// the bound at the stop; the drain then ends with no event left, but the
+// verdict is the starvation seen up to the stop.
+func TestStarvationWithoutCrash(t *testing.T) {
+	cfg := build(t, "lkcs", "random:60:0.15:7", 60, 0, 3)
+	cfg.Lambda, cfg.Entries, cfg.Drain = 0.1, 3000, true
+	res, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unheld == 0 {
+		t.Errorf("the drain ran out of events with %d requests pending, none counted unheld", res.Pending)
+	}
+	if v := res.Violation; v == nil || v.Kind != sim.KindStarvation || !strings.HasPrefix(v.Detail, "P10's entry request, made at t=0.0158604,") ||
+		!strings.Contains(v.Detail, "; 33 requests in all waited longer than the bound") {
+		t.Fatalf("violation %+v, want P10's request starved, and 32 more", v)
+	}
+}
+
+// TestVerdictConfig: the drain's limits and the starvation bound are
+// validated like every other field.
+func TestVerdictConfig(t *testing.T) {
+	for _, c := range []struct {
+		set  func(*sim.Config)
+		want string
+	}{
+		{func(c *sim.Config) { c.DrainEvents = -1 }, "DrainEvents = -1"},
+		{func(c *sim.Config) { c.DrainTime = -1 }, "DrainTime = -1"},
+		{func(c *sim.Config) { c.StarveAfter = 2e12 }, "StarveAfter = 2e+12"},
+	} {
+		cfg := lkcsCrash(t)
+		c.set(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
