@@ -257,6 +257,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		// timeout: redial at least every heartbeat, not after a backoff
 		// of seconds that would make a short cut look like a crash.
 		tc.MaxBackoff = min(cfg.Detector.Heartbeat, 2*time.Second)
+		tc.DialTimeout = max(3*cfg.Detector.Heartbeat, 100*time.Millisecond)
 		tc.Votes = func() cs.Set {
 			nd.mu.Lock()
 			defer nd.mu.Unlock()

@@ -95,6 +95,11 @@ type Config struct {
 	// Heartbeat is the longest a connection stays silent; a connection
 	// silent for three of them is closed. 0 means 1 s.
 	Heartbeat time.Duration
+	// DialTimeout bounds a dial with its TLS handshake and Welcome; 0
+	// means 5 s. A node with a failure detector shortens it: a SYN lost
+	// in a short cut is otherwise retried by the kernel only after a
+	// second, and the link stays silent that long after the cut heals.
+	DialTimeout time.Duration
 	// Dial opens a connection; nil means a net.Dialer's DialContext on
 	// "tcp" (tests wrap it to cut connections).
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
@@ -262,6 +267,9 @@ func New(cfg Config) (*Transport, error) {
 	}
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = time.Second
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
 	}
 	if cfg.Dial == nil {
 		var d net.Dialer
@@ -726,7 +734,7 @@ func (l *link) run() {
 // connection fails; established reports whether the peer welcomed it.
 func (l *link) session() (established bool, err error) {
 	t := l.t
-	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.DialTimeout)
 	raw, err := t.cfg.Dial(ctx, l.addr)
 	cancel()
 	if err != nil {
@@ -737,7 +745,7 @@ func (l *link) session() (established bool, err error) {
 	}
 	defer t.untrack(raw)
 	conn := tls.Client(raw, t.cfg.Identity.clientConfig(l.to))
-	raw.SetDeadline(time.Now().Add(handshakeTimeout))
+	raw.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
 	if err := conn.HandshakeContext(t.ctx); err != nil {
 		return false, fmt.Errorf("TLS handshake: %w", err)
 	}
