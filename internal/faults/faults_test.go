@@ -18,7 +18,6 @@ import (
 )
 
 var (
-	runAll   = flag.Bool("faults.all", false, "also run the cases marked with the behaviour they need (needs), to see how they fail")
 	detector = flag.String("faults.detector", "", "YAML of the detector section for the ftraymond cases (lines, \\n-separated), instead of each case's")
 	runArgs  = flag.String("faults.runargs", "", "extra flags of every critsec run, separated by spaces")
 	duration = flag.Duration("faults.duration", 0, "TestRandomSchedule: how long the random schedules run in all (0: skip it)")
@@ -78,21 +77,19 @@ type Case struct {
 	// live is how many members must run a copy after the faults are
 	// undone (a fault they should survive loses no member for good).
 	live int
-	// needs names the behaviour the case's assertions need and critsec
-	// does not have yet: the case is skipped (run it with -faults.all).
-	needs string
 }
 
-// The behaviours the failing cases need.
+// ftDetector is the detector section of the ftraymond cases in
+// crash-stop mode (the defaults, written out), majorityDetector in
+// majority mode (docs/fencing.md).
 const (
-	needsFencing  = "self-fencing: a holder that lost its lease stops its command before the others act on the suspicion"
-	needsDeath    = "the command dies with its supervisor, and a restarted member ends the copy an earlier run left"
-	needsRefusals = "a member declared crashed learns it and stops for good (keep dialing; the declaration logged)"
+	ftDetector       = "detector:\n  heartbeat: 100ms\n  timeout: 500ms\n"
+	majorityDetector = ftDetector + "  mode: majority\n"
+	// majoritySlow has a timeout of a second: a cut of 200-300 ms costs
+	// a connection's read deadline (three heartbeats) and a new TLS
+	// handshake on top, which the 500 ms timeout does not always cover.
+	majoritySlow = "detector:\n  heartbeat: 100ms\n  timeout: 1s\n  mode: majority\n"
 )
-
-// ftDetector is the detector section of the ftraymond cases: the
-// defaults, written out so that a fence and a mode can be added.
-const ftDetector = "detector:\n  heartbeat: 100ms\n  timeout: 500ms\n"
 
 // everyKind is a short schedule of every kind of fault on the member
 // InCS at the time, but KillSupervisor (a regression case of its own).
@@ -112,6 +109,35 @@ var everyKind = []Fault{
 // process of that member can stop the command then (fencing tokens can).
 var ftEveryKind = append(slices.Clone(everyKind[:1]), append([]Fault{{Kind: PauseTree, For: 300 * time.Millisecond}}, everyKind[2:]...)...)
 
+// majorityKinds is every kind of fault for majority mode on five
+// members: a pause past the timeout (one member declared crashed, for
+// good), the others well under the timeout (majoritySlow) or losing no
+// frame for that long. A second member lost leaves three, each of whose leases then needs
+// every other's echo: one more vote wedges them (docs/fencing.md, "Two
+// modes"); the longer partitions are cases of their own.
+var majorityKinds = []Fault{
+	{Kind: Pause, For: 2 * time.Second},
+	{Kind: PauseTree, For: 300 * time.Millisecond},
+	{Kind: Kill, For: 200 * time.Millisecond},
+	{Kind: Isolate, For: 200 * time.Millisecond},
+	{Kind: Minority, For: 200 * time.Millisecond},
+	{Kind: Loss, Pct: 30, For: 1500 * time.Millisecond},
+	{Kind: Delay, Delay: 100 * time.Millisecond, For: 1500 * time.Millisecond},
+}
+
+// crashStopKinds is ftEveryKind with its partitions shorter than the
+// detector's timeout: in crash-stop mode a longer one splits the cluster,
+// as documented (docs/fencing.md, "Two modes").
+var crashStopKinds = []Fault{
+	{Kind: Pause, For: time.Second},
+	{Kind: PauseTree, For: 300 * time.Millisecond},
+	{Kind: Kill, For: 500 * time.Millisecond},
+	{Kind: Isolate, For: 300 * time.Millisecond},
+	{Kind: Minority, For: 300 * time.Millisecond},
+	{Kind: Loss, Pct: 30, For: 1500 * time.Millisecond},
+	{Kind: Delay, Delay: 100 * time.Millisecond, For: 1500 * time.Millisecond},
+}
+
 var cases = []Case{
 	{name: "raymond/every-kind", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
 		period: 400 * time.Millisecond, schedule: everyKind, live: 3},
@@ -126,25 +152,29 @@ var cases = []Case{
 			{Kind: Loss, Pct: 1, For: time.Second},
 		}},
 	{name: "ftraymond/every-kind", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		period: 400 * time.Millisecond, detector: ftDetector, schedule: ftEveryKind, live: 1, needs: needsFencing},
+		period: 400 * time.Millisecond, detector: ftDetector, schedule: crashStopKinds, live: 1},
+	{name: "ftraymond-majority/every-kind", problem: "alg: ftraymond\nn: 5\nk: 2\n", n: 5, bounds: Bounds{K: 2},
+		period: 400 * time.Millisecond, detector: majoritySlow, schedule: majorityKinds, live: 2},
+	{name: "ftraymond-majority/minority-2s", problem: "alg: ftraymond\nn: 5\nk: 1\n", n: 5, bounds: Bounds{K: 1},
+		detector: majorityDetector, schedule: []Fault{{Kind: Minority, For: 2 * time.Second}}, live: 1},
 	// The regressions: each a finding of probing critsec run by hand.
 	{name: "ftraymond/paused-holder-2s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 1, needs: needsFencing},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 1},
 	{name: "ftraymond/paused-holder-n4k2", problem: "alg: ftraymond\nn: 4\nk: 2\n", n: 4, bounds: Bounds{K: 2},
-		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 2, needs: needsFencing},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 2},
 	{name: "ftraymond/paused-holder-0.8s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 800 * time.Millisecond}}, live: 1, needs: needsFencing},
+		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 800 * time.Millisecond}}, live: 1},
 	{name: "ftraymond/partitioned-holder-2s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 2 * time.Second}}, live: 1, needs: needsFencing},
+		detector: majorityDetector, schedule: []Fault{{Kind: Isolate, For: 2 * time.Second}}, live: 1},
 	{name: "ftraymond/partitioned-holder-3.5s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		period: 400 * time.Millisecond, detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 3500 * time.Millisecond}},
-		live: 2, needs: needsRefusals},
+		period: 400 * time.Millisecond, detector: majorityDetector, schedule: []Fault{{Kind: Isolate, For: 3500 * time.Millisecond}},
+		live: 2},
 	{name: "ftraymond/partitioned-holder-7s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: Isolate, For: 7 * time.Second}}, live: 1, needs: needsRefusals},
+		detector: majorityDetector, schedule: []Fault{{Kind: Isolate, For: 7 * time.Second}}, live: 1},
 	{name: "raymond/dead-supervisor", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		schedule: []Fault{{Kind: KillSupervisor, For: 300 * time.Millisecond}}, live: 1, needs: needsDeath},
+		schedule: []Fault{{Kind: KillSupervisor, For: 300 * time.Millisecond}}, live: 1},
 	{name: "ftraymond/orphan", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
-		detector: ftDetector, schedule: []Fault{{Kind: KillSupervisor, Down: true, For: 2 * time.Second}}, live: 1, needs: needsDeath},
+		detector: ftDetector, schedule: []Fault{{Kind: KillSupervisor, Down: true, For: 2 * time.Second}}, live: 1},
 }
 
 // Result is what a run of a case found.
@@ -165,9 +195,6 @@ func TestFaults(t *testing.T) {
 	build(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needs != "" && !*runAll {
-				t.Skipf("needs %s (-faults.all runs it)", c.needs)
-			}
 			res := runCase(t, c, 500*time.Millisecond)
 			t.Log(summary(c, res))
 			for _, p := range res.Problems {

@@ -16,8 +16,12 @@ var randomCases = []Case{
 	{name: "raymond", problem: "alg: raymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1}, period: 400 * time.Millisecond, live: 3},
 	{name: "gcs-always", problem: "alg: gcs\nn: 5\nl: 2\nk: 3\n", n: 5, bounds: Bounds{K: 3, L: 2}, live: 3},
 	{name: "gcs-signal", problem: "alg: gcs\nn: 5\nl: 1\nk: 3\n", n: 5, bounds: Bounds{K: 3}, period: 400 * time.Millisecond, live: 5},
-	{name: "ftraymond", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1}, period: 400 * time.Millisecond,
-		detector: ftDetector, live: 1, needs: needsFencing},
+	// Majority mode, so that partitions of any length keep the bound; each
+	// fault past the timeout may cost a member for good, and after two of
+	// the five the rest may wedge (docs/fencing.md), so nothing is asked of
+	// the copies after the schedule but the bound.
+	{name: "ftraymond-majority", problem: "alg: ftraymond\nn: 5\nk: 2\n", n: 5, bounds: Bounds{K: 2}, period: 400 * time.Millisecond,
+		detector: majorityDetector, live: 0},
 }
 
 // randomSchedule draws faults (every kind but KillSupervisor, whose
@@ -65,14 +69,7 @@ func TestRandomSchedule(t *testing.T) {
 	}
 	needNet(t)
 	build(t)
-	var run []Case
-	for _, c := range randomCases {
-		if c.needs == "" || *runAll {
-			run = append(run, c)
-		} else {
-			t.Logf("%s left out: needs %s (-faults.all runs it)", c.name, c.needs)
-		}
-	}
+	run := randomCases
 	share := *duration / time.Duration(len(run))
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', tabwriter.AlignRight)
