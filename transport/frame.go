@@ -160,10 +160,6 @@ func parseWelcome(body []byte) (welcome, error) {
 	return w, nil
 }
 
-// appendSeq appends a frame whose body is one sequence number (Ack).
-func appendSeq(b []byte, typ byte, seq uint64) []byte {
-	return appendFrame(b, typ, binary.AppendUvarint(nil, seq))
-}
 
 // appendAck appends an Ack frame: the sequence number confirmed and the
 // ping stamp echoed.
