@@ -160,7 +160,6 @@ func parseWelcome(body []byte) (welcome, error) {
 	return w, nil
 }
 
-
 // appendAck appends an Ack frame: the sequence number confirmed and the
 // ping stamp echoed.
 func appendAck(b []byte, seq, echo uint64) []byte {

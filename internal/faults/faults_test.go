@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,12 +102,6 @@ var everyKind = []Fault{
 	{Kind: Delay, Delay: 100 * time.Millisecond, For: 1500 * time.Millisecond},
 }
 
-// ftEveryKind is everyKind for ftraymond, its pause-tree shorter than
-// the detector's timeout: a member frozen, watchdog and all, while its
-// command runs on is suspected after the timeout, and no fence kept by a
-// process of that member can stop the command then (fencing tokens can).
-var ftEveryKind = append(slices.Clone(everyKind[:1]), append([]Fault{{Kind: PauseTree, For: 300 * time.Millisecond}}, everyKind[2:]...)...)
-
 // majorityKinds is every kind of fault for majority mode on five
 // members: a pause past the timeout (one member declared crashed, for
 // good), the others well under the timeout (majoritySlow) or losing no
@@ -125,9 +118,13 @@ var majorityKinds = []Fault{
 	{Kind: Delay, Delay: 100 * time.Millisecond, For: 1500 * time.Millisecond},
 }
 
-// crashStopKinds is ftEveryKind with its partitions shorter than the
-// detector's timeout: in crash-stop mode a longer one splits the cluster,
-// as documented (docs/fencing.md, "Two modes").
+// crashStopKinds is every kind of fault for ftraymond in crash-stop mode:
+// its pause-tree shorter than the detector's timeout (a member frozen,
+// watchdog and all, while its command runs on is suspected after the
+// timeout, and no fence kept by a process of that member can stop the
+// command then; fencing tokens can), and its partitions too (in
+// crash-stop mode a longer one splits the cluster, as documented:
+// docs/fencing.md, "Two modes").
 var crashStopKinds = []Fault{
 	{Kind: Pause, For: time.Second},
 	{Kind: PauseTree, For: 300 * time.Millisecond},

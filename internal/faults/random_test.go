@@ -28,7 +28,7 @@ var randomCases = []Case{
 // orphan breaks the bound until the command dies with its supervisor)
 // until they fill d: each 0.3-2 s after the previous, lasting 0.2-3 s,
 // on the member InCS at the time two times in three, else on any. With
-// a detector, a pause-tree lasts at most 300 ms (ftEveryKind says why).
+// a detector, a pause-tree lasts at most 300 ms (crashStopKinds says why).
 func randomSchedule(rng *rand.Rand, n int, d time.Duration, detector bool) []Fault {
 	var s []Fault
 	ms := func(lo, hi int) time.Duration { return time.Duration(lo+rng.IntN(hi-lo+1)) * time.Millisecond }
