@@ -95,20 +95,29 @@ func waitCond(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
+// majorityHolder starts three in-process members in majority mode
+// through a partition, and returns them with P1 InCS and holding a lease,
+// and a context for the rest of the test.
+func majorityHolder(t *testing.T) (*partition, []*Node, context.Context) {
+	t.Helper()
+	p := newPartition()
+	_, nodes := startClusterWith(t, majorityProblem, 3, nil, p.adjust)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if err := nodes[0].Enter(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCond(t, "P1's lease", func() bool { return nodes[0].Lease().Valid(time.Now()) })
+	return p, nodes, ctx
+}
+
 // TestMajorityPartition: majority mode, n = 3, k = 1. The holder P1 cut
 // off from both others loses its lease within the fence and never
 // declares anyone (it cannot gather two votes); P2 and P3 vote against it
 // and declare it crashed, and P2's waiting entry completes after P1's
 // lease ended. Healed, P1 is refused and stops with ErrCrashed.
 func TestMajorityPartition(t *testing.T) {
-	p := newPartition()
-	_, nodes := startClusterWith(t, majorityProblem, 3, nil, p.adjust)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := nodes[0].Enter(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitCond(t, "P1's lease", func() bool { return nodes[0].Lease().Valid(time.Now()) })
+	p, nodes, ctx := majorityHolder(t)
 	entered := make(chan time.Time, 1)
 	go func() {
 		err := nodes[1].Enter(ctx)
@@ -158,14 +167,7 @@ func TestMajorityPartition(t *testing.T) {
 // lease (P3's echo is one of any majority's) and P2 waits; healed, P1
 // exits and P2 enters.
 func TestMajorityNonTransitive(t *testing.T) {
-	p := newPartition()
-	_, nodes := startClusterWith(t, majorityProblem, 3, nil, p.adjust)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := nodes[0].Enter(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitCond(t, "P1's lease", func() bool { return nodes[0].Lease().Valid(time.Now()) })
+	p, nodes, ctx := majorityHolder(t)
 	p.cut(1, 2)
 	entered := make(chan error, 1)
 	go func() { entered <- nodes[1].Enter(ctx) }()
