@@ -175,7 +175,7 @@ type Node struct {
 	err      error          // why the driver stopped
 	watchers map[chan Status]struct{}
 	cut      cs.Set // the peers this node's detector declared crashed (Lease)
-	voted    cs.Set // the votes logged, which the pings carry (majority mode)
+	voted    *votes // the votes logged, which the pings carry (majority mode)
 }
 
 // call is an Entry or Exit request for the driver.
@@ -246,7 +246,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		}
 	}
 	refused := make(chan cs.ID, len(peers))
-	var nd *Node // its votes go in the transport's pings
+	voted := &votes{set: rp.votes.Clone()} // in the transport's pings from its start
 	tc := transport.Config{
 		Self: id, Listener: ln, Peers: peers, Identity: ident,
 		Fingerprint: rp.fp, Decode: cfg.Problem.Decoder(), Logger: log, Restore: rp.channels(),
@@ -258,11 +258,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		// of seconds that would make a short cut look like a crash.
 		tc.MaxBackoff = min(cfg.Detector.Heartbeat, 2*time.Second)
 		tc.DialTimeout = max(3*cfg.Detector.Heartbeat, 100*time.Millisecond)
-		tc.Votes = func() cs.Set {
-			nd.mu.Lock()
-			defer nd.mu.Unlock()
-			return nd.voted.Clone()
-		}
+		tc.Votes = voted.get
 		tc.Refused = func(peer cs.ID) {
 			select {
 			case refused <- peer:
@@ -286,7 +282,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		ln.Close()
 		return nil, err
 	}
-	nd = &Node{
+	nd := &Node{
 		id: id, log: log.With("node", int(id)), machine: rp.machine, tr: tr, wal: wl, rp: rp, fresh: freshReplay(cfg, rp),
 		peers: slices.Sorted(maps.Keys(peers)), logged: map[cs.ID]uint64{},
 		calls: make(chan call), done: make(chan struct{}), stopped: make(chan struct{}),
@@ -297,7 +293,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 		tr.Refuse(j) // declared crashed before the restart: still crashed
 	}
 	nd.cut = rp.crashed.Clone()
-	nd.voted = rp.votes.Clone()
+	nd.voted = voted
 	for _, j := range rp.votes.Members() {
 		tr.Mute(j) // voted against before the restart: no echo, for good
 	}
@@ -749,13 +745,34 @@ func (nd *Node) Lease() Lease {
 // publish puts the votes logged in the pings (driver only: after a
 // commit).
 func (nd *Node) publish() {
-	nd.mu.Lock()
-	defer nd.mu.Unlock()
-	if !nd.voted.Equal(nd.rp.votes) {
-		nd.voted = nd.rp.votes.Clone()
+	if nd.voted.put(nd.rp.votes) {
 		nd.log.Warn("voted against a silent peer: it is declared crashed once a majority of the members vote so",
-			"votes", nd.voted.Members())
+			"votes", nd.rp.votes.Members())
 	}
+}
+
+// votes is the set of votes a node's pings carry, read by the transport's
+// links and replaced by the driver.
+type votes struct {
+	mu  sync.Mutex
+	set cs.Set
+}
+
+func (v *votes) get() cs.Set {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.set.Clone()
+}
+
+// put replaces the set with s and reports whether it changed.
+func (v *votes) put(s cs.Set) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.set.Equal(s) {
+		return false
+	}
+	v.set = s.Clone()
+	return true
 }
 
 // majorityLease is Lease in majority mode: the fence time after the
