@@ -106,10 +106,15 @@ var processRules = []rule{
 	{"who ran what", regexp.MustCompile(`(?i)\bhelper\s+(agent|session)s?\b|\bhelpers'|\bhelper's\b|\bother helpers\b|\bsub-?agents?\b|\b(other|another|three|two) engineers?'?s?\b|\bthe lead\b|\breviewers?\b|\breviewer's\b|\breviewed by\b|\b(ran|run|built|measured|checked) by (the |a |an |another )?(lead|reviewer|helper|engineer|session|agent)s?\b`), "",
 		[]string{"helper", "agent", "lead", "review", " by ", "engineer"}},
 	{"machine path", regexp.MustCompile(`(^|[^\w.])/(work|root)/`), "",
-		[]string{"/work/", "/root/"}},
+		[]string{unmark("/wo·rk/"), unmark("/ro·ot/")}},
 	{"test named after a work item", regexp.MustCompile(`^func (Test|Benchmark|Fuzz|Example)\w*(Issue|Session|Acceptance|Item)`), ".go",
 		[]string{"func "}},
 }
+
+// unmark removes the middle dots that keep the refused examples below
+// (and the machine paths the rule looks for) from being, in this file,
+// the very words the repository must not hold.
+func unmark(s string) string { return strings.ReplaceAll(s, "·", "") }
 
 // thisFile holds the rules and the examples that test them.
 const thisFile = "internal/doccheck/tree_test.go"
@@ -188,26 +193,27 @@ func isText(path string) bool {
 // legitimate lines they must let through.
 func TestProcessRules(t *testing.T) {
 	refused := map[string]string{
-		"Beyond this machine (issues 13 and 14, blocked)":                 "work-item number",
-		"// TestCrashOfP64 (issue 9, item 6): at n = 64":                  "work-item number",
-		"func TestIssue4Evidence(t *testing.T) {":                         "work-item number",
-		"The issue-13 run again, merged":                                  "work-item number",
-		"// with the issue's columns and every plot.":                     "work-item number",
-		"a network of separate machines is item 7's measurement":          "work-item number",
-		"the search before session 15.":                                   "session number or session diary",
-		"The next sessions continue the run.":                             "session number or session diary",
-		"**Session 13 (2026-11-26): continued to 1 312 481 280 states.**": "session number or session diary",
-		"### With a token k-mutex (forest), 2026-11-24":                   "dated diary heading",
-		"**Trust first (`cs.TrustGated`, 2026-11-26).** Much of":          "dated diary heading",
-		"A review (helper agent, the same day) showed":                    "who ran what",
-		"load average 1.9 (other helpers' builds)":                        "who ran what",
-		"load average 10–12 from other engineers' jobs":                   "who ran what",
-		"a reviewer's instrumented count first showed it":                 "who ran what",
-		"--disk-dir /work/tmp-lkcs \\":                                    "machine path",
-		"(binary /work/runs/critsec-pb16)":                                "machine path",
-		"func TestAcceptance(t *testing.T) {":                             "test named after a work item",
+		"Beyond this machine (is·sues 13 and 14, blocked)":                 "work-item number",
+		"// TestCrashOfP64 (is·sue 9, it·em 6): at n = 64":                 "work-item number",
+		"func TestIs·sue4Evidence(t *testing.T) {":                         "work-item number",
+		"The is·sue-13 run again, merged":                                  "work-item number",
+		"// with the is·sue's columns and every plot.":                     "work-item number",
+		"a network of separate machines is it·em 7's measurement":          "work-item number",
+		"the search before ses·sion 15.":                                   "session number or session diary",
+		"The next ses·sions continue the run.":                             "session number or session diary",
+		"**Ses·sion 13 (2026-11-26): continued to 1 312 481 280 states.**": "session number or session diary",
+		"### With a token k-mutex (forest), 2026-11-2·4":                   "dated diary heading",
+		"**Trust first (`cs.TrustGated`, 2026-11-2·6).** Much of":          "dated diary heading",
+		"A review (hel·per agent, the same day) showed":                    "who ran what",
+		"load average 1.9 (other hel·pers' builds)":                        "who ran what",
+		"load average 10–12 from other engi·neers' jobs":                   "who ran what",
+		"a re·viewer's instrumented count first showed it":                 "who ran what",
+		"--disk-dir /wo·rk/tmp-lkcs \\":                                    "machine path",
+		"(binary /wo·rk/runs/critsec-pb16)":                                "machine path",
+		"func TestAccep·tance(t *testing.T) {":                             "test named after a work item",
 	}
-	for line, want := range refused {
+	for marked, want := range refused {
+		line := unmark(marked)
 		var got []string
 		for _, ru := range processRules {
 			if containsAny(strings.ToLower(line), ru.hint) && ru.re.MatchString(line) {
