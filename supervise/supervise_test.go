@@ -3,7 +3,10 @@ package supervise
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,5 +166,45 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := New(c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// TestKillLeftover: a group recorded by a supervisor that died (its file
+// written by Config.PIDFile) is killed, children included, and the file
+// removed; a missing file is no leftover; a record whose leader id now
+// belongs to another process kills nothing; a damaged record is refused
+// with one line.
+func TestKillLeftover(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Config{Argv: []string{"sh", "-c", "sleep 60 & wait"}, PIDFile: filepath.Join(dir, "pgid")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	var pgid int
+	waitFor(t, "the command and its child", func() bool { _, pgid = s.Running(); return pgid != 0 && GroupAlive(pgid) == 2 })
+	record, err := os.ReadFile(s.cfg.PIDFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "left")
+	os.WriteFile(path, record, 0o600) // as a supervisor killed with -9 leaves it
+	if n, err := KillLeftover(path); err != nil || n != 2 || GroupAlive(pgid) != 0 {
+		t.Errorf("KillLeftover: %d killed, %v; group now %d processes; want 2 killed and none left", n, err, GroupAlive(pgid))
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("the record is still there")
+	}
+	s.Stop(context.Background())
+	if n, err := KillLeftover(path); n != 0 || err != nil {
+		t.Errorf("no record: %d, %v", n, err)
+	}
+	os.WriteFile(path, fmt.Appendf(nil, "%d 1\n", os.Getpid()), 0o600) // this process, another start time
+	if n, err := KillLeftover(path); n != 0 || err != nil {
+		t.Errorf("a reused id: %d killed, %v", n, err)
+	}
+	os.WriteFile(path, []byte("garbage"), 0o600)
+	if _, err := KillLeftover(path); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a damaged record: %v, want one line", err)
 	}
 }

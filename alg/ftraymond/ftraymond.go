@@ -45,6 +45,10 @@
 //     per detected crash: n-1 sent, one local).
 //   - A REPLY carrying more permissions than the sender owes is refused
 //     with an error (it cannot happen in a correct run), as in raymond.
+//   - Not in the paper: every CS period gets a fencing token (Fence, the
+//     cs.Fencing interface), the request's timestamp and crashed_i as line
+//     16 found it, kept in fenced for the period because crashed_i grows
+//     during it (docs/fencing.md, "Fencing tokens").
 //
 // Lines 9-32 are package raymond's, with the guards the extension adds
 // (lines 23 and 29) and a variable n; the machine repeats them instead of

@@ -19,6 +19,9 @@
 // aggregated). A process may start InCS (Params.Initial, at most k of them):
 // it defers requests until it exits, exactly as if it had entered normally.
 //
+// Not in the paper: every CS period gets a fencing token (Fence, the
+// cs.Fencing interface): the request's timestamp (docs/fencing.md).
+//
 // Messages: REQUEST and REPLY are 4 words each (source, destination, type and
 // one field), the size the token K-mutex paper reports for Raymond's
 // algorithm (Bulgannawar and Vaidya 1995, Figure 5).
