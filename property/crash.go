@@ -58,6 +58,12 @@ func NewCrashBounds(n, l, k int) (*CrashBounds, error) {
 	return &CrashBounds{n: n, l: l, k: k}, nil
 }
 
+// L is the lower bound, which every exit keeps (S2).
+func (b *CrashBounds) L() int { return b.l }
+
+// K is the upper bound on the live processes InCS (S1).
+func (b *CrashBounds) K() int { return b.k }
+
 // String describes the bounds in one line.
 func (b *CrashBounds) String() string {
 	return fmt.Sprintf("#live InCS <= %d; every exit leaves >= %d InCS, counting unreported crashes (crash-stop)", b.k, b.l)

@@ -253,3 +253,26 @@ func TestCrashBoundsMinIsL(t *testing.T) {
 		}
 	}
 }
+
+func TestFaultTolerantGlobal(t *testing.T) {
+	p, err := FaultTolerantGlobal(5, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := p.GlobalBounds(); lo != 0 || hi != 3 || !p.IsGlobal() {
+		t.Errorf("state bounds %d..%d, global %v: want 0..3, global", lo, hi, p.IsGlobal())
+	}
+	g := p.ExitGuard()
+	if g == nil || g.L() != 2 || g.K() != 3 {
+		t.Fatalf("exit guard %v: want l = 2, k = 3", g)
+	}
+	if p.String() != g.String() {
+		t.Errorf("String() = %q, want the guard's %q", p, g)
+	}
+	if q, _ := Global(5, 2, 3); q.ExitGuard() != nil {
+		t.Error("Global has an exit guard")
+	}
+	if _, err := FaultTolerantGlobal(5, 3, 3); err == nil {
+		t.Error("l = k accepted")
+	}
+}

@@ -66,6 +66,8 @@ type Property struct {
 	n      int
 	bounds []Bound
 	global bool
+	// guard is the exit guard of FaultTolerantGlobal, nil for the others.
+	guard *CrashBounds
 	// of[id] lists the indices of the bounds whose members include id.
 	of [][]int32
 }
@@ -86,6 +88,33 @@ func Global(n, lo, hi int) (*Property, error) {
 	}
 	return p, err
 }
+
+// FaultTolerantGlobal returns the property of the fault-tolerant global
+// (l,k)-CS problem under crash-stop failures (docs/ft-global-lk-cs.md):
+// the state bound 0 <= #InCS <= k over all n processes (S1: crashed
+// processes do not count), and the exit guard l that ExitGuard returns
+// (S2: every exit leaves at least l processes InCS, counting those that
+// crashed InCS without the exiter's detector having reported it). The
+// lower bound is a guard on exits and not a bound on states, because a
+// crash of a process InCS lowers the count whatever the algorithm does.
+// It refuses what NewCrashBounds refuses.
+func FaultTolerantGlobal(n, l, k int) (*Property, error) {
+	g, err := NewCrashBounds(n, l, k)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Global(n, 0, k)
+	if err != nil {
+		return nil, err
+	}
+	p.guard = g
+	return p, nil
+}
+
+// ExitGuard returns the exit guard of a FaultTolerantGlobal property, which
+// a runtime evaluates after every completed exit (CrashBounds.AfterExit)
+// on top of the state bounds, or nil for every other property.
+func (p *Property) ExitGuard() *CrashBounds { return p.guard }
 
 // Local returns one bound per process i = 1..n: at least l[i-1] and at most
 // k[i-1] of P_i and its neighbours neighbors[i-1] are InCS. It refuses
@@ -145,7 +174,8 @@ func (p *Property) Bounds() []Bound { return p.bounds }
 func (p *Property) IsGlobal() bool { return p.global }
 
 // GlobalBounds returns lo and hi of a global property (IsGlobal), else 0
-// and n.
+// and n. For a FaultTolerantGlobal property they are the state bounds 0
+// and k; ExitGuard has l.
 func (p *Property) GlobalBounds() (lo, hi int) {
 	if !p.global {
 		return 0, p.n
@@ -165,6 +195,9 @@ func (p *Property) Of(id cs.ID) []int32 {
 // String describes p in one line: "0 <= #InCS <= 3 (global)" or
 // "local bounds on 36 neighbourhoods".
 func (p *Property) String() string {
+	if p.guard != nil {
+		return p.guard.String()
+	}
 	if p.global {
 		return fmt.Sprintf("%d <= #InCS <= %d (global)", p.bounds[0].Lo, p.bounds[0].Hi)
 	}
