@@ -55,7 +55,12 @@ Times have no unit of their own: use any unit consistently (the paper uses
 Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
 algorithm guarantees (with --topology, every neighbourhood's l_i..k_i), the
 invocation convention and deadlock freedom are checked after every event; a
-violation stops the run. At the end, a request pending for longer than the
+violation stops the run. For the fault-tolerant global (l,k)-CS (ftgcs),
+every completed exit is also checked against the exit guard l, counting the
+crashes its detector has not reported (S2 of docs/ft-global-lk-cs.md), and
+each crash's deficit and recovery time are reported; an exit pending while
+at most l processes are live waits as the problem requires, which is neither
+a deadlock nor a stall. At the end, a request pending for longer than the
 starvation bound (--starve-after) while other processes completed requests
 is a starvation, and requests pending while messages circulate with no state
 change for as long are a livelock; the drain is cut after --drain-time

@@ -130,6 +130,9 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 		word = "replayed"
 	}
 	bounds := fmt.Sprintf("bounds %d..%d", rep.Lo, rep.Hi)
+	if g := rep.Property.ExitGuard(); g != nil {
+		bounds += fmt.Sprintf(", every exit keeping %d", g.L())
+	}
 	if !rep.Property.IsGlobal() {
 		bounds = fmt.Sprintf("local bounds l_i..k_i on each of %s", count(int64(rep.Property.N()), "neighbourhood"))
 	}
