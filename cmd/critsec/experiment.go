@@ -209,7 +209,7 @@ before it starts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newBV95Cmd())
+	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newFTGCSCmd(), newBV95Cmd())
 	return cmd
 }
 
