@@ -294,10 +294,12 @@ func (c *checker) initial(ids []cs.ID) bool {
 	return true
 }
 
-// traceDetector is the detector class the header names (the simulator's
-// "detector" parameter), P when it names none: then every suspicion is a
-// report, as in the model checker, whose trusting detector's initial
-// suspicions are part of the initial state and never appear in a trace.
+// traceDetector is the detector class the header's "detector" parameter
+// names (the simulator and the model checker write it), P when it names
+// none: then every suspicion is a report. The simulator writes a trusting
+// detector's initial suspicions at t = 0; the model checker keeps them in
+// its initial state, so each suspect event it writes follows a trust of
+// the pair, a report under either reading.
 func traceDetector(h Header) detector.Class {
 	if s, ok := h.Params["detector"].(string); ok {
 		if c, err := detector.Parse(s); err == nil {
