@@ -96,3 +96,25 @@ func TestExitGuardRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckExitGuardCounterexample: a model checker's counterexample of
+// S2 (its trusting detector's initial suspicions are not events: the
+// report is the suspect after the trust) is confirmed.
+func TestCheckExitGuardCounterexample(t *testing.T) {
+	const cex = `{"ev":"header","alg":"ftgcs","n":4,"l":1,"k":3,"seed":0,"initial":[1,2],"lo":0,"hi":3,"exit_guard":1,"runtime":"check","fifo":true,"demonstrates":{"kind":"bounds","detail":"P1's exit left 0 live processes InCS"},"budget":"x","crashes":1,"detector":"T"}
+{"t":1,"ev":"trust","node":1,"who":2}
+{"t":2,"ev":"crash","node":2}
+{"t":3,"ev":"suspect","node":1,"who":2}
+{"t":4,"ev":"request","node":1,"op":"exit"}
+{"t":4,"ev":"state","node":1,"state":"OutCS"}
+`
+	rep := check(t, cex)
+	if rep.Confirmation != trace.Confirmed || rep.Violation == nil || rep.Violation.Line != 6 {
+		t.Fatalf("%v: %s (%+v)", rep.Confirmation, rep.ClaimNote, rep.Violation)
+	}
+	// Without the report, the exit keeps S2 and the claim is not confirmed.
+	rep = check(t, strings.Replace(cex, `{"t":3,"ev":"suspect","node":1,"who":2}`+"\n", "", 1))
+	if rep.Confirmation != trace.NotConfirmed || rep.Violation != nil {
+		t.Fatalf("without the report: %v: %s (%+v)", rep.Confirmation, rep.ClaimNote, rep.Violation)
+	}
+}
