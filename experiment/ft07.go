@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -458,6 +459,14 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	if err != nil {
 		return err
 	}
+	if err := markCrashes(p, crashes); err != nil {
+		return err
+	}
+	return savePlot(p, path)
+}
+
+// markCrashes adds to p a triangle on the time axis at each crash.
+func markCrashes(p *plot.Plot, crashes []sim.Crash) error {
 	marks := make(plotter.XYs, len(crashes))
 	for i, c := range crashes {
 		marks[i] = plotter.XY{X: c.At, Y: 0}
@@ -471,5 +480,5 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	tri.Radius = vg.Points(4)
 	p.Add(tri)
 	p.Legend.Add("crash", tri)
-	return savePlot(p, path)
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/critsec/critsec/alg"
 	"github.com/critsec/critsec/alg/ftraymond"
@@ -309,18 +308,8 @@ func PlotTimeline(t *Table, crashes []sim.Crash, n, l, k int, path string) error
 		p.Add(line)
 		p.Legend.Add(s.name, line)
 	}
-	marks := make(plotter.XYs, len(crashes))
-	for i, c := range crashes {
-		marks[i] = plotter.XY{X: c.At, Y: 0}
-	}
-	tri, err := plotter.NewScatter(marks)
-	if err != nil {
+	if err := markCrashes(p, crashes); err != nil {
 		return err
 	}
-	tri.Shape = draw.TriangleGlyph{}
-	tri.Color = color.Black
-	tri.Radius = vg.Points(4)
-	p.Add(tri)
-	p.Legend.Add("crash", tri)
 	return savePlot(p, path)
 }

@@ -124,25 +124,17 @@ func ftGlobal(t *testing.T, n, l, k int) *property.Property {
 	return p
 }
 
-// guardedTrace runs cfg with a trace whose header carries the exit guard.
+// guardedTrace runs cfg with a trace whose header carries the exit guard
+// and the initial configuration.
 func guardedTrace(t *testing.T, cfg sim.Config) (*sim.Result, []byte) {
 	t.Helper()
-	var buf bytes.Buffer
 	h := trace.Header{Alg: "test", N: len(cfg.Machines), Initial: []cs.ID{}}
 	for _, m := range cfg.Machines {
 		if m.State() == cs.InCS {
 			h.Initial = append(h.Initial, m.Self())
 		}
 	}
-	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, h))
-	res, err := sim.Run(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Trace.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return res, buf.Bytes()
+	return tracedWith(t, cfg, h)
 }
 
 // TestExitGuardViolation: an exit that leaves fewer than l processes InCS

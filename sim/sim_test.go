@@ -33,8 +33,15 @@ func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 // traced runs cfg with a trace and returns the result and the trace bytes.
 func traced(t *testing.T, cfg sim.Config) (*sim.Result, []byte) {
 	t.Helper()
+	return tracedWith(t, cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: len(cfg.Machines)})
+}
+
+// tracedWith runs cfg with a trace whose header starts as h and returns
+// the result and the trace bytes.
+func tracedWith(t *testing.T, cfg sim.Config, h trace.Header) (*sim.Result, []byte) {
+	t.Helper()
 	var buf bytes.Buffer
-	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: len(cfg.Machines)}))
+	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, h))
 	res, err := sim.Run(cfg)
 	if err != nil {
 		t.Fatal(err)

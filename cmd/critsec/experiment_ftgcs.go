@@ -110,21 +110,9 @@ func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range []struct {
-		name  string
-		table *experiment.Table
-		show  bool
-	}{{"ftgcs-timeline", timeline, false}, {"ftgcs-messages", msgs, true}, {"ftgcs-recovery", perCrash, false}, {"ftgcs-recovery-summary", summary, true}} {
-		if t.show {
-			fmt.Fprintf(w, "%s\n", t.name)
-			if err := t.table.WriteText(w); err != nil {
-				return err
-			}
-			fmt.Fprintln(w)
-		}
-		if err := t.table.SaveCSV(filepath.Join(f.out, t.name+".csv")); err != nil {
-			return err
-		}
+	if err := writeTables(w, f.out, []namedTable{{"ftgcs-timeline", timeline, false}, {"ftgcs-messages", msgs, true},
+		{"ftgcs-recovery", perCrash, false}, {"ftgcs-recovery-summary", summary, true}}); err != nil {
+		return err
 	}
 	files := []string{"ftgcs-timeline.csv", "ftgcs-timeline.svg", "ftgcs-messages.csv", "ftgcs-messages.svg", "ftgcs-recovery.csv", "ftgcs-recovery-summary.csv"}
 	if err := experiment.PlotTimeline(timeline, crashes, c.N, c.L, c.K, filepath.Join(f.out, "ftgcs-timeline.svg")); err != nil {

@@ -1,9 +1,6 @@
 package main
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestExperimentFTGCSBadInput: each bad flag is refused with one line,
 // exit status 2.
@@ -30,9 +27,6 @@ func TestExperimentFTGCSBadInput(t *testing.T) {
 		{"--sweep-crashes", "5", "--sweep-n", "5"},
 		{"--out", " "},
 	} {
-		code, out := runCLI(t, append([]string{"experiment", "ftgcs"}, args...)...)
-		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "critsec: ") {
-			t.Errorf("ftgcs %v: exit %d, want 2 and one line\n%s", args, code, out)
-		}
+		refusesOneLine(t, []string{"experiment", "ftgcs"}, args)
 	}
 }
