@@ -257,3 +257,20 @@ func TestRecoveryTime(t *testing.T) {
 		t.Fatalf("crash of P3 OutCS: %+v", second)
 	}
 }
+
+// TestNoLivelockAfterTheMessages: a drain that ends with exits held by the
+// lower bound, its last messages delivered just after its last state
+// change and the Entry timers the stop left running long after, is no
+// livelock: no message circulated through the quiet time.
+func TestNoLivelockAfterTheMessages(t *testing.T) {
+	ms := guardedMachines(4, 2, []cs.ID{1, 2, 3}, nil)
+	res, err := sim.Run(sim.Config{Machines: ms, Property: ftGlobal(t, 4, 2, 4), Lambda: 0.01, E: 1, CSDist: sim.Const, Tt: 1,
+		Entries: 2, Drain: true, StarveAfter: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violation != nil || !res.Drained || res.PendingExits != 2 || res.EndTime < 100 {
+		t.Fatalf("want a drain ending with 2 exits held and idle timers to t >= 100; got %v, drained %v, pending exits %d, end %g",
+			res.Violation, res.Drained, res.PendingExits, res.EndTime)
+	}
+}

@@ -307,7 +307,8 @@ type engine struct {
 	// time the workload stopped, and stopEvents, stopEntries and stopState
 	// the events, the CS entries and the time of the last state change by
 	// then; lastState is the time of the last state change and delivered
-	// the messages delivered by then (a livelock delivers more after it);
+	// the messages delivered by then (a livelock delivers more after it,
+	// until lastDeliver);
 	// starve is the starvation bound once known.
 	stopAt      float64
 	stopEvents  int64
@@ -315,6 +316,7 @@ type engine struct {
 	stopState   float64
 	lastState   float64
 	delivered   int64
+	lastDeliver float64 // the time of the last message delivered
 	starve      float64
 	cutQuiet    float64 // the drain's time limit, when it cut the drain
 	entryW      hist
@@ -625,6 +627,7 @@ func (e *engine) runHead(id int32) {
 	case j.msg != nil:
 		e.curKind = evArrive
 		e.res.Delivered++
+		e.lastDeliver = e.now
 		if e.tw != nil {
 			e.tw.Recv(e.now, cs.ID(id), cs.ID(j.from), j.msg.Kind())
 		}

@@ -136,13 +136,18 @@ func (e *engine) starved() bool {
 }
 
 // livelocked reports a livelock: requests of live processes pending at the
-// end, no state change for at least the starvation bound (or the drain's
-// time limit, when that cut it), and messages delivered meanwhile.
+// end, and messages delivered with no state change for at least the
+// starvation bound (or the drain's time limit, when that cut it). When the
+// drain was not cut, the quiet time runs to the last delivery, not to the
+// end: events that change nothing (the Entry timers a drain leaves) can
+// come long after the messages stopped, which is no livelock.
 func (e *engine) livelocked() bool {
 	quiet := e.now - e.lastState
 	limit := e.starve
 	if e.cutQuiet > 0 {
 		limit = e.cutQuiet
+	} else {
+		quiet = e.lastDeliver - e.lastState
 	}
 	delivered := e.res.Delivered - e.delivered
 	if quiet < limit || delivered == 0 {
