@@ -62,11 +62,12 @@ type FTGCS struct {
 
 // DefaultFTGCS is the study as critsec runs it: n = 20, l = 5, k = 10,
 // 10 random crashes in 100..1000 (half the processes: l + 1 <= live, so
-// exits stay possible), lambda = 0.5, E = 1, Tt = 1, detector T with
+// exits stay possible), a light load (lambda = 0.02, E = 1: #InCS stays
+// near l, so a crash InCS often leaves a deficit), Tt = 1, detector T with
 // delay 5, 20 seeds; the message sweep over n = 5, 10, ..., 30 with
 // l = 2, k = 3 and 2 random crashes, 1000 entries per run.
 func DefaultFTGCS() FTGCS {
-	return FTGCS{N: 20, L: 5, K: 10, Random: 10, From: 100, To: 1000, Lambda: 0.5, E: 1,
+	return FTGCS{N: 20, L: 5, K: 10, Random: 10, From: 100, To: 1000, Lambda: 0.02, E: 1,
 		Detector: detector.T, DetectDelay: 5, After: 500, Bin: 10, Seed: 1, Seeds: 20,
 		Ns: []int{5, 10, 15, 20, 25, 30}, SweepL: 2, SweepK: 3, SweepCrashes: 2, Entries: 1000}
 }

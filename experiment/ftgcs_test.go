@@ -1,10 +1,12 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -59,5 +61,44 @@ func TestRecoveryCDF(t *testing.T) {
 	want := [][]float64{{3, 1.0 / 3}, {7, 2.0 / 3}}
 	if len(cdf.Rows) != 2 || cdf.Rows[0][0] != want[0][0] || cdf.Rows[1][1] != want[1][1] {
 		t.Fatalf("cdf %v, want %v", cdf.Rows, want)
+	}
+}
+
+// TestFTGCSSmall runs the study's three parts on a small instance: #InCS
+// stays within k through the crashes, every algorithm of the sweep has its
+// rows, ftgcs costs more messages than ftraymond alone, and every crash
+// InCS of the recovery runs is counted.
+func TestFTGCSSmall(t *testing.T) {
+	c := FTGCS{N: 6, L: 2, K: 3, Random: 2, From: 50, To: 200, Lambda: 0.05, E: 1, Detector: detector.T, DetectDelay: 3,
+		After: 200, Bin: 10, Seed: 1, Seeds: 3, Ns: []int{4, 6}, SweepL: 1, SweepK: 2, SweepCrashes: 1, Entries: 200}
+	tl, crashes, err := c.Timeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crashes) != 2 || len(tl.Rows) != int(c.end(crashes)/c.Bin) {
+		t.Fatalf("timeline: %d crashes, %d rows", len(crashes), len(tl.Rows))
+	}
+	for _, r := range tl.Rows {
+		if r[3] > float64(c.K) || r[2] < 0 || r[1] < r[2] || r[1] > r[3] || r[5] != 2 || r[6] != 3 {
+			t.Fatalf("timeline row %v", r)
+		}
+	}
+	msgs, err := c.Messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]float64{}
+	for i, r := range msgs.Rows {
+		per[fmt.Sprint(msgs.Labels[i], r[0])] = r[5]
+	}
+	if len(msgs.Rows) != 10 || per["ftgcs6"] <= per["ftraymond6"] {
+		t.Fatalf("messages: %v", per)
+	}
+	perCrash, summary, err := c.Recovery()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(summary.Rows) != 1 || summary.Rows[0][4] != float64(len(perCrash.Rows)) || summary.Rows[0][5] > summary.Rows[0][4] {
+		t.Fatalf("recovery: %v over %d crashes InCS", summary.Rows, len(perCrash.Rows))
 	}
 }

@@ -1,6 +1,35 @@
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExperimentFTGCS: a small study writes its tables and plots, the
+// crash schedule and the bounds reaching the timeline.
+func TestExperimentFTGCS(t *testing.T) {
+	dir := t.TempDir()
+	code, out := runCLI(t, "experiment", "ftgcs", "--n", "6", "--l", "2", "--k", "3", "--crash", "2@60,3@120", "--lambda", "0.05",
+		"--after", "100", "--seeds", "2", "--sweep-n", "4,5", "--sweep-l", "1", "--sweep-k", "2", "--sweep-crashes", "1", "--entries", "100", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, f := range []string{"ftgcs-timeline.csv", "ftgcs-timeline.svg", "ftgcs-messages.csv", "ftgcs-messages.svg", "ftgcs-recovery.csv", "ftgcs-recovery-summary.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil || !strings.Contains(out, f) {
+			t.Errorf("%s: %v\n%s", f, err, out)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ftgcs-timeline.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "alg,t,incs_mean,incs_min,incs_max,live,l,k" || len(lines) != 23 || !strings.HasSuffix(lines[22], ",4,2,3") {
+		t.Fatalf("timeline:\n%s", b)
+	}
+}
 
 // TestExperimentFTGCSBadInput: each bad flag is refused with one line,
 // exit status 2.
