@@ -274,3 +274,21 @@ func TestNoLivelockAfterTheMessages(t *testing.T) {
 			res.Violation, res.Drained, res.PendingExits, res.EndTime)
 	}
 }
+
+// TestDeficitExits: a crash InCS that leaves no deficit recovers at once,
+// and an exit that still counts it (its exiter has not been told yet)
+// leaves one, which DeficitExits counts.
+func TestDeficitExits(t *testing.T) {
+	ms := guardedMachines(4, 1, []cs.ID{1, 2}, nil)
+	res, err := sim.Run(sim.Config{
+		Machines: ms, Property: ftGlobal(t, 4, 1, 4), Lambda: 1e-6, E: 12, CSDist: sim.Const, Tt: 1, MaxTime: 100, Seed: 1,
+		Crashes: []sim.Crash{{At: 10, Node: 2}}, DetectDelay: 5,
+	})
+	if err != nil || res.Violation != nil {
+		t.Fatal(err, res.Violation)
+	}
+	want := sim.CrashStat{Node: 2, At: 10, InCS: true, Deficit: 0, Recovered: true, Recovery: 0}
+	if len(res.CrashStats) != 1 || res.CrashStats[0] != want || res.DeficitExits != 1 || res.Exits != 1 {
+		t.Fatalf("crash stats %+v, deficit exits %d, exits %d; want %+v and 1 deficit exit", res.CrashStats, res.DeficitExits, res.Exits, want)
+	}
+}

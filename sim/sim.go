@@ -158,6 +158,12 @@ type Result struct {
 	// CrashStats describes every crash, in order, when the property has an
 	// exit guard (property.CrashBounds); nil otherwise.
 	CrashStats []CrashStat
+	// DeficitExits counts the exits after which the configuration had a
+	// deficit (under an exit guard): S2 lets an exit count a crash its
+	// exiter has not been told of, so a crash that left no deficit can
+	// still lead to one, which CrashStats, measured from the crash, does
+	// not see.
+	DeficitExits int64
 	// Events is the number of events taken from the queue; EndTime the
 	// simulated time at the end.
 	Events  int64
@@ -782,6 +788,9 @@ func (e *engine) changed(s cs.State) {
 		if f := e.guard.AfterExit(cs.ID(id), e); f != nil {
 			e.fail(KindBounds, f.Error())
 			return
+		}
+		if e.guard.Deficit(e) > 0 {
+			e.res.DeficitExits++
 		}
 	}
 	if s == cs.InCS {

@@ -139,6 +139,9 @@ type simFaults struct {
 	// MaxDeficit is the largest deficit a crash left, under an exit guard
 	// (docs/ft-global-lk-cs.md, R); nil without one.
 	MaxDeficit *int `json:"max_deficit,omitempty"`
+	// DeficitExits counts the exits that left a deficit (counting a crash
+	// their exiter had not been told of), under an exit guard.
+	DeficitExits *int64 `json:"deficit_exits,omitempty"`
 }
 
 type crashEntry struct {
@@ -178,6 +181,9 @@ func newSimFaults(c *sim.Config, r *sim.Result) *simFaults {
 			}
 		}
 		f.Crashes = append(f.Crashes, e)
+	}
+	if f.MaxDeficit != nil {
+		f.DeficitExits = &r.DeficitExits
 	}
 	if len(f.Crashes) > 0 {
 		f.EntriesAfterLast = r.Entries - r.EntriesAtCrash[len(r.EntriesAtCrash)-1]
@@ -256,7 +262,7 @@ func printSimFaults(w io.Writer, f *simFaults) {
 	if len(rec) == 0 {
 		rec = []string{"no crash InCS"}
 	}
-	fmt.Fprintf(w, "%-22s max deficit %d; recovery time of the crashes InCS: %s\n", "lower bound", *f.MaxDeficit, strings.Join(rec, ", "))
+	fmt.Fprintf(w, "%-22s max deficit %d; recovery time of the crashes InCS: %s; %s left a deficit\n", "lower bound", *f.MaxDeficit, strings.Join(rec, ", "), count(*f.DeficitExits, "exit"))
 }
 
 // checkFaultFlags are the fault flags of `critsec check`.

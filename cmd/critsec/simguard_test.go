@@ -22,7 +22,7 @@ func TestSimExitGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := s.Faults
-	if f == nil || f.MaxDeficit == nil || len(f.Crashes) != 4 {
+	if f == nil || f.MaxDeficit == nil || f.DeficitExits == nil || len(f.Crashes) != 4 {
 		t.Fatalf("faults %+v", f)
 	}
 	incs := 0
