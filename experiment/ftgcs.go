@@ -199,12 +199,13 @@ func (c FTGCS) Messages() (*Table, error) {
 // process, time, the deficit it left, its recovery time in time units,
 // +Inf when the deficit had not closed when the run ended), and the
 // distribution of the recovery times: how many crashes InCS, how many
-// recovered, the mean with its 95 % confidence interval, and the 0.5,
+// recovered, how many exits left a deficit (sim.Result.DeficitExits), the
+// mean with its 95 % confidence interval, and the 0.5,
 // 0.9, 0.95 quantiles and the maximum of those that recovered.
 func (c FTGCS) Recovery() (crashes, summary *Table, err error) {
 	crashes = &Table{LabelName: "alg", Header: []string{"seed", "node", "t", "deficit", "recovery_time_units"}}
 	var rec []float64
-	never := 0
+	never, deficitExits := 0, int64(0)
 	for i := range max(c.Seeds, 1) {
 		seed := c.Seed + uint64(i)
 		sched := c.schedule(c.N, c.Random, seed)
@@ -212,6 +213,7 @@ func (c FTGCS) Recovery() (crashes, summary *Table, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		deficitExits += res.DeficitExits
 		for _, st := range res.CrashStats {
 			if !st.InCS {
 				continue
@@ -226,12 +228,12 @@ func (c FTGCS) Recovery() (crashes, summary *Table, err error) {
 			crashes.Add(FTGCSName, float64(seed), float64(st.Node), st.At, float64(st.Deficit), r)
 		}
 	}
-	summary = &Table{LabelName: "alg", Header: []string{"n", "l", "k", "runs", "crashes_incs", "recovered", "recovery_mean_time_units", "recovery_ci95_time_units",
+	summary = &Table{LabelName: "alg", Header: []string{"n", "l", "k", "runs", "crashes_incs", "recovered", "exits_leaving_deficit", "recovery_mean_time_units", "recovery_ci95_time_units",
 		"recovery_p50_time_units", "recovery_p90_time_units", "recovery_p95_time_units", "recovery_max_time_units"}}
 	mean, ci := MeanCI(rec)
 	slices.Sort(rec)
 	summary.Add(FTGCSName, float64(c.N), float64(c.L), float64(c.K), float64(max(c.Seeds, 1)), float64(len(rec)+never), float64(len(rec)),
-		mean, ci, Quantile(rec, 0.5), Quantile(rec, 0.9), Quantile(rec, 0.95), Quantile(rec, 1))
+		float64(deficitExits), mean, ci, Quantile(rec, 0.5), Quantile(rec, 0.9), Quantile(rec, 0.95), Quantile(rec, 1))
 	return crashes, summary, nil
 }
 

@@ -55,7 +55,8 @@ l, counting the crashes its detector has not reported). It writes:
       crash of a process InCS with the deficit it left and its recovery
       time (until min(l, live) live processes are InCS again; +Inf when
       the run ended first), and their count, mean, 95 % interval and
-      quantiles.`,
+      quantiles, with the exits that left a deficit (S2 lets an exit count
+      a crash its exiter has not been told of).`,
 		Example: `  critsec experiment ftgcs --out /tmp/ftgcs
   critsec experiment ftgcs --n 20 --l 2 --k 3 --crash random:10:100:1000 --detector P --seeds 50
   critsec experiment ftgcs --crash 2@100,3@200 --sweep-n 5,10 --seeds 3 --out /tmp/ftgcs`,
