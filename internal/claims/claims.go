@@ -39,6 +39,7 @@ const (
 	nVerdicts
 )
 
+// String is the verdict as the page writes it.
 func (v Verdict) String() string {
 	return [...]string{"reproduced", "differs", "differs, unexplained", "not reproducible", "not attempted"}[v]
 }

@@ -160,9 +160,9 @@ func localRows(d *data) []row {
 			result: "the proof argues only about a deadlock of every process (\"V = D\"), not one process starving while others move. " +
 				"On random:60:0.15:7 with (0,3) the corrected `lkcs` leaves 33 of the 60 processes unable to move (never enter, seeds 1–4, λ = 0.1 and 1). " +
 				"An exhaustive search over every algorithm that keeps `lkcs`'s safety invariant with its one-sidetrack rule (one per type, both types only at one holder) freezes exactly those 33 (429 165 states). " +
-				"Allowing a MUTEX and a MUTIN sidetrack at two different holders at once, still safe, moves 12 of the 33 in an independent search. " +
+				"Allowing a MUTEX and a MUTIN sidetrack at two different holders at once, still safe, the same search moves at least 12 of the 33 within 6·10⁵ states and 18 within 3·10⁷ (it does not finish). " +
 				"What is shown: Lemma 5 fails for `lkcs` and for any algorithm bound by its one-sidetrack rule; whether some algorithm of the paper's design serves all 60 is not known",
-			command: "go test ./alg/lkcs -run 'TestDesignFrozen|TestFixedSimulation'",
+			command: "go test ./alg/lkcs -run 'TestDesignFrozen|TestDesignApart|TestFixedSimulation'",
 			verdict: Differs,
 			why:     "the proof covers only a global deadlock (V = D), which `lkcs` never reaches; starvation of some processes under the tightened bounds L_i..K_i near a high-degree leader is outside it (local-lk-cs.md, \"Starvation on random graphs\")",
 		},
