@@ -84,9 +84,13 @@ func Render(root string) ([]byte, error) {
 	var parts []string
 	for v, c := range count {
 		total += c
-		parts = append(parts, fmt.Sprintf("%d %s", c, Verdict(v)))
+		label := Verdict(v).String()
+		if Verdict(v) == Differs && c != 1 {
+			label = "differ"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", c, label))
 	}
-	fmt.Fprintf(&b, "**%d claims: %s.**\n", total, strings.Join(parts, ", "))
+	fmt.Fprintf(&b, "**%d claims: %s.**\n", total, strings.Join(parts, " · "))
 	for i, p := range papers {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", p.title, p.intro)
 		b.WriteString("| # | where | the paper says | critsec | command | verdict |\n|---|---|---|---|---|---|\n")
@@ -129,8 +133,10 @@ and the verdict.
 This page is generated (` + "`go test ./internal/claims -update`" + ` rewrites it; CI fails when it differs).
 Rows whose verdict is a number are computed from the studies' CSV files committed under
 [experiments/](experiments/), the tables the other docs cite, each against the tolerance the row
-states; regenerate a study with its command (` + "`critsec experiment messages|waiting|local|bv95|ft07 --out DIR`" + `,
-[experiments.md](experiments.md)) and then this page. Rows checked by the model checker, a test or
+states. The committed tables, not short re-runs, because they are what the other docs cite and
+the studies at their full settings take from seconds to minutes; they are deterministic (equal
+seeds give byte-identical tables), so regenerating a study with the command its rows give and then
+this page keeps code, tables and page in step. Rows checked by the model checker, a test or
 a script give their command; their verdicts are those of the docs they link. A command's
 ` + "`critsec`" + ` is ` + "`go run ./cmd/critsec`" + `. Verdicts: **reproduced** (within the stated tolerance),
 **differs** (with the reason), **differs, unexplained**, **not reproducible** (the claim cannot be
@@ -145,6 +151,6 @@ const tail = `
   specification under crash-stop failures, and what is impossible, are in
   [ft-global-lk-cs.md](ft-global-lk-cs.md).
 - The local paper's conclusion asks for an algorithm that keeps exactly l_i ≤ |CS_i| ≤ k_i
-  everywhere (LKCS tightens the bounds near its leader); rows L8–L11 above are where the
+  everywhere (LKCS tightens the bounds near its leader); rows L7–L11 above are where the
   published LKCS and critsec's correction stand.
 `
