@@ -62,6 +62,22 @@ type paper struct {
 
 var papers = []paper{global, local, token, faultTolerant}
 
+// read computes p's rows. A table without the records or columns a row
+// needs is reported as such, also when the row went on to index what was
+// missing.
+func (p paper) read(d *data) (rs []row, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if d.err == nil {
+				panic(r)
+			}
+			rs, err = nil, d.err
+		}
+	}()
+	rs = p.rows(d)
+	return rs, d.err
+}
+
 // Render reads the studies' CSV files under root/docs/experiments and
 // returns the page docs/claims.md.
 func Render(root string) ([]byte, error) {
@@ -69,9 +85,9 @@ func Render(root string) ([]byte, error) {
 	var sections [][]row
 	var count [nVerdicts]int
 	for _, p := range papers {
-		rs := p.rows(d)
-		if d.err != nil {
-			return nil, d.err
+		rs, err := p.read(d)
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range rs {
 			count[r.verdict]++

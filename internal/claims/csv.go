@@ -85,7 +85,7 @@ func (d *data) sel(t *table, match ...any) []rec {
 			out = append(out, r)
 		}
 	}
-	if len(out) == 0 && d.err == nil && len(t.recs) > 0 {
+	if len(out) == 0 {
 		d.fail("%s: no record with %v", t.file, match)
 	}
 	return out
