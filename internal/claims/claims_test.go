@@ -149,12 +149,12 @@ func diff(a, b string) string {
 		switch {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintf(&out, "+%d: %s\n", j+1, y[j])
-			j++
-		default:
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
 			fmt.Fprintf(&out, "-%d: %s\n", i+1, x[i])
 			i++
+		default:
+			fmt.Fprintf(&out, "+%d: %s\n", j+1, y[j])
+			j++
 		}
 	}
 	return out.String()
