@@ -38,6 +38,17 @@ func figure2(d *data, alg string) (max, live []float64) {
 	return max, live
 }
 
+// ftCmd regenerates the tables of the ft07 rows.
+const ftCmd = "critsec experiment ft07 --out docs/experiments/ft07"
+
+// intervals lists a value per interval: the first eight and the last.
+func intervals(xs []float64) string {
+	if len(xs) > 8 {
+		return list(xs[:8], 0) + ", …, " + f(xs[len(xs)-1], 0)
+	}
+	return list(xs, 0)
+}
+
 func ftRows(d *data) []row {
 	const n, k = 15.0, 5.0
 	m := d.table("ft07/ft07-messages.csv")
@@ -68,13 +79,6 @@ func ftRows(d *data) []row {
 	for i := range fmax {
 		ft = ft && fmax[i] == math.Min(k, flive[i])
 	}
-	intervals := func(xs []float64) string {
-		if len(xs) > 8 {
-			return list(xs[:8], 0) + ", …, " + f(xs[len(xs)-1], 0)
-		}
-		return list(xs, 0)
-	}
-	ftCmd := "critsec experiment ft07 --out docs/experiments/ft07"
 	return []row{
 		{
 			where:   "section 1, section 3",

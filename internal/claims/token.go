@@ -85,6 +85,17 @@ func all(d *data, a, col string) []float64 {
 
 func near(x, want, tol float64) bool { return math.Abs(x/want-1) <= tol }
 
+// bvCmd regenerates the table of the bv95 rows.
+const bvCmd = "critsec experiment bv95 --out docs/experiments/bv95"
+
+// except names the rates xs where a claim about most rates does not hold.
+func except(xs []float64) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return " (not at λ = " + list(xs, 3) + ")"
+}
+
 func tokenRows(d *data) []row {
 	const about = 0.10 // "about", "close to", "practically the same"
 	ls := rates(d)
@@ -179,14 +190,6 @@ func tokenRows(d *data) []row {
 		}
 		partGain = append(partGain, 1-p/fo)
 	}
-
-	except := func(xs []float64) string {
-		if len(xs) == 0 {
-			return ""
-		}
-		return " (not at λ = " + list(xs, 3) + ")"
-	}
-	bvCmd := "critsec experiment bv95 --out docs/experiments/bv95"
 	return []row{
 		{
 			where:   "section 2 (safety)",
