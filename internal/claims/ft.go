@@ -83,7 +83,7 @@ func ftRows(d *data) []row {
 		{
 			where:   "section 1, section 3",
 			claim:   "Raymond's algorithm tolerates k−1 crashes (not k)",
-			result:  "checked on every interleaving with crashes at any step: n = 3, k = 2 ok with one crash, deadlock with two (P1 waits for an n−k-th permission no live process can give); n = 4, k = 2 the same",
+			result:  "checked on every interleaving with crashes at any step: n = 3, k = 2 ok with one crash, deadlock with two (P1 waits for an n−k-th permission no live process can give); n = 4, k = 2 the same. Step through it: [viz/raymond-crashes-deadlock-n3.html](viz/raymond-crashes-deadlock-n3.html)",
 			command: "critsec check --alg raymond --n 3 --k 2 --crashes 1; critsec check --alg raymond --n 3 --k 2 --crashes 2",
 			verdict: Reproduced,
 		},

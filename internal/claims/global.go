@@ -102,7 +102,7 @@ func globalRows(d *data) []row {
 		{
 			where:   "Lemma 2 (MUTIN liveness)",
 			claim:   "every process alternates between OutCS and InCS infinitely often",
-			result:  "Algorithm 2 as published deadlocks: on Release it forwards only the first Release after a Query (one Response2), and a querier can miss several (n = 5, l = 4 script; GCS n = 4 majority, 141 steps). With every Release forwarded until Acquire (`mutin`) every check passes",
+			result:  "Algorithm 2 as published deadlocks: on Release it forwards only the first Release after a Query (one Response2), and a querier can miss several (n = 5, l = 4 script; GCS n = 4 majority, 141 steps). With every Release forwarded until Acquire (`mutin`) every check passes. Step through it: [viz/mutin-paper-deadlock.html](viz/mutin-paper-deadlock.html)",
 			command: "critsec check --alg gcs-paper --n 4 --l 1 --k 2 --coterie majority --search dfs",
 			verdict: Differs,
 			why:     "the proof's \"unblocked by a single Response2\" holds only when the querier misses exactly one process; fixed in `mutin` (global-lk-cs.md)",
@@ -147,7 +147,7 @@ func globalRows(d *data) []row {
 		{
 			where:   "section 3.4, Lemma 9 (mx = Maekawa)",
 			claim:   "mx is Maekawa's mutual exclusion, whose deadlock freedom Lemma 9 uses",
-			result:  "Maekawa's published pseudo-code deadlocks on the grid of 4 (all four wait, nothing in transit); critsec uses the corrected Maekawa as mx, for the `-paper` variants too",
+			result:  "Maekawa's published pseudo-code deadlocks on the grid of 4 (all four wait, nothing in transit); critsec uses the corrected Maekawa as mx, for the `-paper` variants too. Step through it: [viz/maekawa-paper-deadlock.html](viz/maekawa-paper-deadlock.html)",
 			command: "critsec check --alg maekawa-paper --n 4 --coterie grid",
 			verdict: Differs,
 			why:     "a gap in Maekawa's 1985 description, not in this paper (maekawa.md)",

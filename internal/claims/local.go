@@ -120,7 +120,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Lemma 2 (LMUTIN liveness)",
 			claim:   "every process changes into InCS and OutCS alternately infinitely often",
-			result:  "`lmutin-paper` on two linked processes (l = 1) reaches a Relinquish for a grant a Release already returned: \"delete (*,P_i) from grantedTo_i\" finds nothing (14 steps); `lmutex-paper` inherits it (11 steps). `lmutin` passes every check and serves every process in every run of the local study",
+			result:  "`lmutin-paper` on two linked processes (l = 1) reaches a Relinquish for a grant a Release already returned: \"delete (*,P_i) from grantedTo_i\" finds nothing (14 steps); `lmutex-paper` inherits it (11 steps). `lmutin` passes every check and serves every process in every run of the local study. Step through them: [viz/lmutin-paper-undefined.html](viz/lmutin-paper-undefined.html), [viz/lmutex-paper-undefined.html](viz/lmutex-paper-undefined.html)",
 			command: "critsec check --alg lmutin-paper --topology path:2 --l 1",
 			verdict: Differs,
 			why:     "the same stale Preempt as row L1; corrected in `lmutin`",
@@ -156,7 +156,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Lemma 5 (LKCS liveness), as published",
 			claim:   "every process changes state infinitely often: the leader's Trigger breaks any deadlock",
-			result:  fmt.Sprintf("`lkcs-paper` deadlocks on the bowtie, the smallest graph its assumptions allow (32 steps): TriggerNomination tests |grantedTo| one below the limits its grants reach when all wait, so no Trigger is sent. In the local study its sidetrack fired %s times in %d runs", f(ptriggers, 0), pn),
+			result:  fmt.Sprintf("`lkcs-paper` deadlocks on the bowtie, the smallest graph its assumptions allow (32 steps): TriggerNomination tests |grantedTo| one below the limits its grants reach when all wait, so no Trigger is sent. In the local study its sidetrack fired %s times in %d runs. Step through the deadlock: [viz/lkcs-paper-deadlock.html](viz/lkcs-paper-deadlock.html)", f(ptriggers, 0), pn),
 			command: "critsec check --alg lkcs-paper --topology alg/testdata/bowtie.edges --l 0 --k 3 --budget 1 --search dfs",
 			verdict: verdict(false, Differs),
 			why:     "the pseudo-code's conditions are one below the proof's (|grantedTo[MUTIN]| = |N_LDR| − l_LDR, |grantedTo[MUTEX]| = k_LDR − 1); with the proof's conditions three sidetracks at once break a bound (local-lk-cs.md, \"Repairs that failed\")",
