@@ -118,7 +118,7 @@ func ftRows(d *data) []row {
 		{
 			where:   "section 1 (model)",
 			claim:   "channels are reliable but need not be FIFO",
-			result:  "ok with unordered links: n = 3, k = 2, 2 crashes, T (902 168 states); simulation with 14 crashes and exponential transit",
+			result:  "ok with unordered links: n = 3, k = 2, 2 crashes, T (676 850 states); simulation with 14 crashes and exponential transit",
 			command: "critsec check --alg ftraymond --n 3 --k 2 --crashes 2 --detector T --unordered",
 			verdict: Reproduced,
 		},
