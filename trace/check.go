@@ -632,17 +632,25 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 		return NotConfirmed, fmt.Sprintf("%d %s still in transit to live processes at the end (%s): it can be delivered, so this is not a deadlock", n, messages(n), example)
 	}
 	var waits, idle []string
+	entries := 0
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		switch {
 		case c.crashed[id]:
 		case c.pending[id] != cs.None:
 			waits = append(waits, fmt.Sprintf("P%d %s", id, c.pending[id]))
+			if c.pending[id] == cs.Entry {
+				entries++
+			}
 		default:
 			idle = append(idle, fmt.Sprintf("P%d", id))
 		}
 	}
 	if len(waits) == 0 {
 		return NotConfirmed, "no live process waits in a request at the end"
+	}
+	if c.guard != nil && entries == 0 && c.guard.ExitsBlocked(c) {
+		return NotConfirmed, fmt.Sprintf("at the end only exits wait (%s) and at most l = %d processes are live: the exit guard requires them to wait (docs/ft-global-lk-cs.md, I3), which is not a deadlock",
+			list(waits), c.guard.L())
 	}
 	if len(idle) > 0 {
 		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/checker.md, \"Deadlock under a budget\"), not by a trace",

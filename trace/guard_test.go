@@ -118,3 +118,27 @@ func TestCheckExitGuardCounterexample(t *testing.T) {
 		t.Fatalf("without the report: %v: %s (%+v)", rep.Confirmation, rep.ClaimNote, rep.Violation)
 	}
 }
+
+// TestCheckExitGuardWaitIsNoDeadlock: exits waiting while at most l
+// processes are live wait as the specification requires: a deadlock claim
+// on them is not confirmed.
+func TestCheckExitGuardWaitIsNoDeadlock(t *testing.T) {
+	const cex = `{"ev":"header","alg":"ftgcs","n":3,"l":2,"k":3,"initial":[1,2,3],"lo":0,"hi":3,"exit_guard":2,"runtime":"check","fifo":true,"demonstrates":{"kind":"deadlock"},"detector":"P"}
+{"t":1,"ev":"crash","node":3}
+{"t":2,"ev":"suspect","node":1,"who":3}
+{"t":2,"ev":"suspect","node":2,"who":3}
+{"t":3,"ev":"request","node":1,"op":"exit"}
+{"t":4,"ev":"request","node":2,"op":"exit"}
+`
+	rep := check(t, cex)
+	if rep.Confirmation != trace.NotConfirmed || !strings.Contains(rep.ClaimNote, "requires them to wait") {
+		t.Fatalf("%v: %s", rep.Confirmation, rep.ClaimNote)
+	}
+	// With an entry waiting too, it is a deadlock.
+	entry := strings.Replace(cex, `"initial":[1,2,3]`, `"initial":[1,3]`, 1)
+	entry = strings.Replace(entry, `"node":2,"op":"exit"`, `"node":2,"op":"entry"`, 1)
+	rep = check(t, entry)
+	if rep.Confirmation == trace.NotConfirmed {
+		t.Fatalf("with an entry waiting: %v: %s", rep.Confirmation, rep.ClaimNote)
+	}
+}
