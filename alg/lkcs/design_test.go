@@ -169,16 +169,17 @@ func designFrozen(t *testing.T, p cs.Params, limit int) (frozen []cs.ID, states 
 }
 
 // starvedRandom60 are the processes of random:60:0.15:7 with (0,3) that no
-// algorithm keeping LKCS's sidetrack invariant can ever move from lkcs's
-// default initial configuration (TestDesignFrozen): every one is two or
+// algorithm keeping lkcs's tightened bounds and its one-sidetrack-at-a-time
+// rule can ever move from lkcs's default initial configuration
+// (TestDesignFrozen): every one is two or
 // three hops from the leader P15 (degree 17), and they are exactly the
 // processes the corrected lkcs starves there (TestFixedSimulation).
 var starvedRandom60 = []cs.ID{1, 2, 6, 8, 10, 11, 13, 14, 18, 19, 20, 21, 22, 24, 27, 28, 29, 33, 34, 36, 38, 39, 41, 42, 43, 44, 45, 48, 49, 51, 54, 58, 60}
 
 // TestDesignFrozen: on the bowtie, the wheels and torus:6x6 every process can move within
 // the design, and on random:60:0.15:7 (0,3) the 33 of starvedRandom60 can
-// never change state, whatever a correction decides (docs/local-lk-cs.md,
-// "Starvation on random graphs is the design's").
+// never change state under that invariant, whatever an algorithm keeping
+// it decides (docs/design/lkcs-fix.md, "Starvation on random graphs").
 func TestDesignFrozen(t *testing.T) {
 	for _, c := range []struct {
 		spec string
