@@ -481,7 +481,8 @@ func (e *engine) loop() {
 	// the local paper's liveness (Kamei and Kakugawa 2017, Definition 1,
 	// Lemma 2) assumes that every OutCS process eventually enters again,
 	// and l_i-LMUTIN can leave an exit that no bound holds waiting for
-	// such an entry (docs/design/lmutin-fix.md, "Exits that no bound holds after a drain").
+	// such an entry (docs/design/lmutin-fix.md, "Exits that no bound holds
+	// after a drain").
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]
 		if nd.crashed || nd.pending == cs.None {

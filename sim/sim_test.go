@@ -567,8 +567,9 @@ func TestMaxHeap(t *testing.T) {
 // with l = 1 on complete:8 ends this run with two processes InCS, both
 // waiting to exit (docs/design/lmutin-fix.md, "Exits that no bound holds
 // after a drain"). Every neighbourhood is all 8 processes, so of the two
-// exits one could complete and leave 1 = l InCS, and not both: Unheld is min(pending exits, #InCS - l)
-// = 1, where counting each request alone gave 2.
+// exits one could complete and leave 1 = l InCS, and not both: Unheld is
+// min(pending exits, #InCS - l) = 1, where counting each request alone gave
+// 2.
 func TestUnheld(t *testing.T) {
 	run := func(spec alg.Spec) (*sim.Result, []cs.Machine) {
 		pr, ms, err := alg.Build(spec)
