@@ -309,7 +309,8 @@ func TestTorusSafeAndServed(t *testing.T) {
 // a starvation), where the corrected LKCS is known to starve processes two
 // hops from the leader (docs/design/lkcs-fix.md,
 // "Starvation on random graphs"): there exactly the
-// processes that no algorithm keeping the sidetrack's invariant can move
+// processes that no algorithm keeping the sidetrack's invariant under
+// lkcs's one-sidetrack rule can move
 // (starvedRandom60, TestDesignFrozen) must be the ones that never enter or
 // exit, no more and no fewer.
 func TestFixedSimulation(t *testing.T) {
