@@ -15,7 +15,7 @@ import (
 // l_i-LMUTIN (Algorithms 1-2) and k_i-LMUTEX = Co(LMUTIN) (Theorem 2),
 // on a topology (package topology) with bounds per process. The plain
 // names run lmutin.Fixed; the "-paper" names run Algorithms 1-2 as
-// published, which the model checker breaks (docs/local-lk-cs.md).
+// published, which the model checker breaks (docs/design/lmutin-fix.md).
 //
 // Bounds: uniform l and k (the defaults are l = 1 for lmutin, local mutual
 // inclusion, and k = 1 for lmutex, local mutual exclusion), or a bounds
@@ -62,7 +62,7 @@ func init() {
 // (lkcs.Initial). The plain name runs lkcs.Fixed, the correction (ordered
 // acquisition with rollback, one returned sidetrack of each type);
 // lkcs-paper runs Algorithms 3-7 as published, which the model checker
-// deadlocks (docs/local-lk-cs.md).
+// deadlocks (docs/design/lkcs-fix.md).
 func init() {
 	for _, v := range []lkcs.Variant{lkcs.Fixed, lkcs.Paper} {
 		suffix, note := variant(v == lkcs.Paper, "deadlocks")

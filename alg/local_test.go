@@ -77,7 +77,7 @@ func localBoundsCases(t *testing.T, alg string, g *topology.Graph, dir string) m
 // states; lmutex on the diamond and K4 with k = 1 only, from P1 InCS),
 // and budget 2 on P4 and the star as well. Under -short:
 // P3 only. The counts are in
-// docs/local-lk-cs.md.
+// docs/results.md.
 func TestLocalSmallGraphs(t *testing.T) {
 	dir := t.TempDir()
 	type run struct {

@@ -356,7 +356,7 @@ type Change struct {
 // Blocks judges one request alone, so counting the requests it does not
 // block overcounts whenever they compete for the same slack: with l = 1
 // on complete:8 and two processes InCS, each exit alone keeps the bound,
-// but not both (docs/local-lk-cs.md). Completable counts them together:
+// but not both (docs/design/lmutin-fix.md). Completable counts them together:
 // it returns one of the two. It returns a change iff Blocks passes some
 // request alone (its first pass takes it); the set is maximal (no change
 // left out could be added at the end), not necessarily the largest, so

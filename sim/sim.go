@@ -538,7 +538,8 @@ func (e *engine) loop() {
 	// the local paper's liveness (Kamei and Kakugawa 2017, Definition 1,
 	// Lemma 2) assumes that every OutCS process eventually enters again,
 	// and l_i-LMUTIN can leave an exit that no bound holds waiting for
-	// such an entry (docs/local-lk-cs.md, "Exits that no bound holds").
+	// such an entry (docs/design/lmutin-fix.md, "Exits that no bound holds
+	// after a drain").
 	// Under an exit guard, an exit pending while at most l processes are
 	// live waits as the specification requires (docs/ft-global-lk-cs.md,
 	// I3), with or without a drain.

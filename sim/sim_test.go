@@ -489,7 +489,7 @@ func v0(res *sim.Result) string {
 // TestRegistry simulates every registered algorithm briefly under load:
 // its own bounds must hold after every event. The "-paper" variants, as
 // published, may deadlock (docs/global-lk-cs.md) or, for the local ones,
-// take an undefined step (docs/local-lk-cs.md); those are the only
+// take an undefined step (docs/design/lmutin-fix.md); those are the only
 // violations allowed for them.
 func TestRegistry(t *testing.T) {
 	const n = 6
@@ -572,10 +572,11 @@ func TestMaxHeap(t *testing.T) {
 // no bound holds, taken together. For the global problem it is 0 whenever
 // the run ends without a violation (the exits left are held by l). l_i-LMUTIN
 // with l = 1 on complete:8 ends this run with two processes InCS, both
-// waiting to exit (docs/local-lk-cs.md, "Exits that no bound holds"). Every
-// neighbourhood is all 8 processes, so of the two exits one could complete
-// and leave 1 = l InCS, and not both: Unheld is min(pending exits, #InCS - l)
-// = 1, where counting each request alone gave 2.
+// waiting to exit (docs/design/lmutin-fix.md, "Exits that no bound holds
+// after a drain"). Every neighbourhood is all 8 processes, so of the two
+// exits one could complete and leave 1 = l InCS, and not both: Unheld is
+// min(pending exits, #InCS - l) = 1, where counting each request alone gave
+// 2.
 func TestUnheld(t *testing.T) {
 	run := func(spec alg.Spec) (*sim.Result, []cs.Machine) {
 		pr, ms, err := alg.Build(spec)

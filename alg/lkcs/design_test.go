@@ -185,7 +185,7 @@ var starvedRandom60 = []cs.ID{1, 2, 6, 8, 10, 11, 13, 14, 18, 19, 20, 21, 22, 24
 // TestDesignFrozen: on the bowtie, the wheels and torus:6x6 every process can move under
 // lkcs's one-sidetrack rule, and on random:60:0.15:7 (0,3) the 33 of
 // starvedRandom60 can never change state, whatever a correction bound by
-// that rule decides (docs/local-lk-cs.md, "Starvation on random graphs").
+// that rule decides (docs/design/lkcs-fix.md, "Starvation on random graphs").
 func TestDesignFrozen(t *testing.T) {
 	for _, c := range []struct {
 		spec string

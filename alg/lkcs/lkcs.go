@@ -45,7 +45,7 @@
 // the model checker finds a global deadlock on the smallest graph the
 // paper's assumptions allow (Algorithm 6 nominates no trigger when the
 // leader's grants are full). Variant Fixed, registered as lkcs, is the
-// correction (docs/local-lk-cs.md, "The correction"); it changes three
+// correction (docs/design/lkcs-fix.md, "The correction"); it changes three
 // things, each an addition beyond the paper:
 //   - Ordered acquisition with rollback, instead of preemption: a request
 //     asks the members of N_i ∪ {P_i} one at a time in id order; a member
@@ -89,7 +89,7 @@ type Variant uint8
 
 const (
 	// Fixed is the corrected LKCS (see the package comment and
-	// docs/local-lk-cs.md, "The correction").
+	// docs/design/lkcs-fix.md, "The correction").
 	Fixed Variant = iota
 	// Paper is Algorithms 3-7 exactly as published (it deadlocks).
 	Paper
@@ -146,7 +146,7 @@ type Machine struct {
 	pendingReq    [2]stamp.Set
 	preemptingNow [2]stamp.Stamp // ID 0 is nil
 
-	// The corrected variant's additions (docs/local-lk-cs.md). out[at]
+	// The corrected variant's additions (docs/design/lkcs-fix.md). out[at]
 	// (leader only): the process holding the sidetrack of type at, from
 	// the Trigger until its Done (0: none). byTrigger[at]: P_i's request of
 	// type at is being completed by the sidetrack. over[at]: the process
@@ -306,7 +306,7 @@ func (m *Machine) start(env cs.Env, at At, ph phase) error {
 // requestNext sends the corrected variant's next Request: P_i asks the
 // members of N_i ∪ {P_i} one at a time, in increasing id order, the next
 // one once the previous one's Grant is in (ordered acquisition; see
-// docs/local-lk-cs.md).
+// docs/design/lkcs-fix.md).
 func (m *Machine) requestNext(env cs.Env, at At) {
 	if w, ok := m.waitingFor(); !ok || w != at || m.byTrigger[at] {
 		return
@@ -421,7 +421,7 @@ func (m *Machine) waiting() int {
 func (m *Machine) nominatePaper(env cs.Env) error {
 	// Algorithm 6 tests |grantedTo[MUTIN]| = |N_LDR| - L_LDR and
 	// |grantedTo[MUTEX]| = K_LDR - 1, one below the normal limits; the
-	// proof of Lemma 5 speaks of the limits themselves (docs/local-lk-cs.md).
+	// proof of Lemma 5 speaks of the limits themselves (docs/design/lkcs-fix.md).
 	var at At
 	switch {
 	case len(m.grantedTo[Mutin]) == len(m.closed)-1-m.macroL: // |N_LDR| - L_LDR

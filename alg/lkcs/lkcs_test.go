@@ -89,7 +89,7 @@ func TestResolve(t *testing.T) {
 // MUTIN grants are at their limit |N_LDR| - L_LDR + 1 = 4, not at
 // Algorithm 6's |N_LDR| - L_LDR = 3, and its MUTEX grants at K_LDR = 2, not
 // K_LDR - 1: neither case holds, no Trigger is sent, and the leader waits
-// for Waiting_LDR to fall, which never happens (docs/local-lk-cs.md,
+// for Waiting_LDR to fall, which never happens (docs/design/lkcs-fix.md,
 // docs/traces/lkcs-paper-deadlock.jsonl).
 func TestPaperDeadlock(t *testing.T) {
 	p, prop := params(t, "../testdata/bowtie.edges", 0, 3, 0)
@@ -307,7 +307,7 @@ func TestTorusSafeAndServed(t *testing.T) {
 // L_i..K_i would allow (runTraced); every process must enter and exit,
 // except in the runs listed in starves (which the simulator may report as
 // a starvation), where the corrected LKCS is known to starve processes two
-// hops from the leader (docs/local-lk-cs.md,
+// hops from the leader (docs/design/lkcs-fix.md,
 // "Starvation on random graphs"): there exactly the
 // processes that no algorithm keeping the sidetrack's invariant under
 // lkcs's one-sidetrack rule can move

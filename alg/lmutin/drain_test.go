@@ -145,8 +145,8 @@ func (n *net) want(what string, s ...string) {
 
 // TestExitWaitsOnAnOlderHeldExit is the smallest configuration in which a
 // drained run of l_i-LMUTIN ends with an exit that no bound holds
-// (docs/local-lk-cs.md, "Exits that no bound holds"): path P1-P2-P3 with
-// l = 1, C_0 = {P2} InCS. P1 enters; P2 exits, and P1 and P2 grant its
+// (docs/design/lmutin-fix.md, "Exits that no bound holds after a drain"):
+// path P1-P2-P3 with l = 1, C_0 = {P2} InCS. P1 enters; P2 exits, and P1 and P2 grant its
 // request (1,P2) while P3, OutCS, holds its only grant itself; then P1
 // exits with the younger (2,P1). By Algorithm 2 nothing more happens: P2
 // waits for P3's grant, which the bound of N_3 = {P2,P3} withholds while P3

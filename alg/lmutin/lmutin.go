@@ -36,7 +36,7 @@
 //     preemptingNow_i set is never reconsidered for preemption (Lemma 2's
 //     proof assumes "P_j's permission is preempted"). Either way the next
 //     Release at the grantor frees a grant for the oldest pending request;
-//     docs/local-lk-cs.md, "Exits that no bound holds, after the drain".
+//     docs/design/lmutin-fix.md, "Exits that no bound holds after a drain".
 //   - Messages from outside N_i ∪ {P_i} are refused as errors.
 //   - Variant Paper is Algorithms 1-2 as published; a step the paper
 //     leaves undefined returns an error naming it (a Relinquish from a
@@ -61,7 +61,7 @@ const Name = "lmutin"
 type Variant uint8
 
 const (
-	// Fixed is the corrected algorithm (docs/local-lk-cs.md).
+	// Fixed is the corrected algorithm (docs/design/lmutin-fix.md).
 	Fixed Variant = iota
 	// Paper is Algorithms 1-2 exactly as published; the undefined step
 	// returns an error.
@@ -70,7 +70,7 @@ const (
 	// reading: a Relinquish from a process holding no grant deletes
 	// nothing, and the oldest pending request, if any, is granted as
 	// usual. The model checker shows that this reading breaks safety
-	// (docs/local-lk-cs.md); it is not registered, only tested.
+	// (docs/design/lmutin-fix.md); it is not registered, only tested.
 	PaperLenient
 )
 
@@ -267,7 +267,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	case Preempt:
 		m.clock(msg.Clock)
 		// Paper: whenever InCS. Fixed: only while the request whose grant
-		// is asked back is still waiting (docs/local-lk-cs.md).
+		// is asked back is still waiting (docs/design/lmutin-fix.md).
 		relinquish := m.state == cs.InCS
 		if m.variant == Fixed {
 			relinquish = m.waiting && msg.Target == m.reqTS

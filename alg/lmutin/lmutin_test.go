@@ -67,7 +67,7 @@ func run(t *testing.T, ms []cs.Machine, prop *property.Property, budget int) che
 // but its Preempt (to itself) arrives after P2 has left and entered the
 // CS again. P2 is InCS, so it relinquishes; its Release, already on the
 // way, has emptied grantedTo_2 of P2, and the Relinquish finds no item to
-// re-queue. The shortest path has 14 steps (docs/local-lk-cs.md,
+// re-queue. The shortest path has 14 steps (docs/design/lmutin-fix.md,
 // docs/traces/lmutin-paper-undefined.jsonl).
 func TestPaperUndefinedStep(t *testing.T) {
 	ms, prop := problem(t, "path:2", 1, 2, false, lmutin.Paper)

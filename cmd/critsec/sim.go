@@ -388,7 +388,7 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	held := ""
 	switch {
 	case s.Drained && s.Unheld > 0:
-		held = fmt.Sprintf(" (%d of them held by no bound: that many could complete one after another, oldest first, within every bound, yet no event is left: the algorithm waits for calls the drain does not make, docs/local-lk-cs.md)", s.Unheld)
+		held = fmt.Sprintf(" (%d of them held by no bound: that many could complete one after another, oldest first, within every bound, yet no event is left: the algorithm waits for calls the drain does not make, docs/design/lmutin-fix.md)", s.Unheld)
 	case s.Drained && s.PendingExits > 0:
 		held = fmt.Sprintf(" (%s held by the lower bound l: the drain makes no new entries)", count(int64(s.PendingExits), "exit"))
 	}
