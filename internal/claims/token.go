@@ -204,7 +204,7 @@ func tokenRows(d *data) []row {
 			result:  "`forest-paper` loses a request with ν > 0: a stale INFORM points two nodes at each other with no token between them (hand-made script, n = 3, K = 1); 7 of 40 simulations at the paper's setting with exponential transit times (none of 40 with constant ones, nor of the study's 270). `forest` (INFORM carries the token's count, applied only when news) loses none in 3000 random schedules and every check. Step through a lost request: [viz/forest-paper-lost-request.html](viz/forest-paper-lost-request.html)",
 			command: "critsec sim --alg forest-paper --n 3 --k 1 --lambda 1 --E 0.1 --entries 20 --seed 26 --tt-dist exp; go test ./alg/forest -run 'Script|PaperLosesRequests'",
 			verdict: Differs,
-			why:     "a gap in the published algorithm (token-k-mutex.md, \"A stale INFORM\"), fixed in `forest`",
+			why:     "a gap in the published algorithm (design/forest-fix.md, \"A stale INFORM: the published algorithm loses requests\"), fixed in `forest`",
 		},
 		{
 			where:   "section 2 (K = 1)",
