@@ -36,24 +36,47 @@ func TestCLIReference(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: generate it with %s", err, regenerate)
 	}
-	if line, ok := firstDifference(string(want), got); !ok {
-		t.Errorf("docs/cli.md differs from the commands at line %d: regenerate it with %s", line, regenerate)
+	if line, was, is := firstDifference(string(want), got); line > 0 {
+		t.Errorf("docs/cli.md differs from the commands at line %d:\n  docs/cli.md: %q\n  commands:    %q\nregenerate it with %s", line, was, is, regenerate)
 	}
 }
 
-// firstDifference returns the number of the first line where a and b
-// differ, and false; true if they are equal.
-func firstDifference(a, b string) (int, bool) {
-	if a == b {
-		return 0, true
-	}
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return i + 1, false
+// TestCLIReferenceCommands: the reference has a section for every command
+// --help lists, and none for a hidden one.
+func TestCLIReferenceCommands(t *testing.T) {
+	ref := cliReference(rootCmd)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		has := strings.Contains(ref, "\n## "+c.CommandPath()+"\n")
+		if has != c.IsAvailableCommand() && c.HasParent() {
+			t.Errorf("%s: a section %v, listed by --help %v", c.CommandPath(), has, c.IsAvailableCommand())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	return min(len(al), len(bl)) + 1, false
+	walk(rootCmd)
+}
+
+// firstDifference returns the number of the first line where a and b
+// differ (0 if they are equal) and that line of each ("" past the end).
+func firstDifference(a, b string) (line int, inA, inB string) {
+	if a == b {
+		return 0, "", ""
+	}
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; ; i++ {
+		x, y := "", ""
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y || i >= len(al) || i >= len(bl) {
+			return i + 1, x, y
+		}
+	}
 }
 
 // cliReference renders the command tree below root as Markdown: a list of
