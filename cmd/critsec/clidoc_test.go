@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -225,6 +226,13 @@ func anchor(c *cobra.Command) string {
 	return strings.ReplaceAll(c.CommandPath(), " ", "-")
 }
 
-// escape keeps Markdown from reading a one-line text as markup: *, <, [, ],
-// backslashes and backquotes stand for themselves.
-var escape = strings.NewReplacer(`\`, `\\`, "*", `\*`, "<", `\<`, "[", `\[`, "]", `\]`, "`", "\\`").Replace
+// escape keeps Markdown from reading a one-line text as markup: *, [, ],
+// backslashes, backquotes and a < that could open a tag stand for
+// themselves.
+func escape(s string) string {
+	s = strings.NewReplacer(`\`, `\\`, "*", `\*`, "[", `\[`, "]", `\]`, "`", "\\`").Replace(s)
+	return tagStart.ReplaceAllString(s, `\$0`)
+}
+
+// tagStart is a < that HTML would read as the start of a tag or comment.
+var tagStart = regexp.MustCompile(`<[A-Za-z/!?]`)
