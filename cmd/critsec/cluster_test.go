@@ -13,7 +13,8 @@ import (
 // one node killed with SIGKILL and restarted); the merged trace of their
 // logs passes the trace checker, and the clients completed entries. A
 // run too short for 5 entries on a loaded machine is made again, twice
-// as long, up to 12 s.
+// as long and with cuts twice as far apart (a handshake slowed down by
+// the load must fit between two cuts), up to 12 s.
 func TestCluster(t *testing.T) {
 	d := 4 * time.Second
 	if testing.Short() {
@@ -25,8 +26,8 @@ func TestCluster(t *testing.T) {
 		{"--alg", "gcs", "--l", "1", "--k", "3"},
 	} {
 		t.Run(c[1], func(t *testing.T) {
-			for d := d; ; d *= 2 {
-				args := append([]string{"cluster", "--n", "5", "--duration", d.String(), "--chaos", "--kills", "1", "--cut", "100ms", "--dir", t.TempDir()}, c...)
+			for d, cut := d, 100*time.Millisecond; ; d, cut = 2*d, 2*cut {
+				args := append([]string{"cluster", "--n", "5", "--duration", d.String(), "--chaos", "--kills", "1", "--cut", cut.String(), "--dir", t.TempDir()}, c...)
 				code, out := runCLI(t, args...)
 				if code != 0 || !strings.Contains(out, "trace check: ok") {
 					t.Fatalf("exit %d:\n%s", code, out)
@@ -49,7 +50,7 @@ func TestCluster(t *testing.T) {
 					t.Errorf("only %d entries:\n%s", n, out)
 					break
 				}
-				t.Logf("%d entries in %v: again for %v", n, d, 2*d)
+				t.Logf("%d entries in %v with cuts every %v: again for %v, cuts every %v", n, d, cut, 2*d, 2*cut)
 			}
 		})
 	}
