@@ -134,7 +134,7 @@ func resolveLocal(a Algorithm, s Spec) (*Problem, error) {
 		return nil, fmt.Errorf("topology: %s solves a local problem and needs a communication graph: %s, or an edge-list file", a.Name, topology.Forms())
 	}
 	if s.Coterie != "" || s.Quorums != nil {
-		return nil, fmt.Errorf("coterie: %s uses no coterie (each process asks its neighbours); leave it out", a.Name)
+		return nil, fmt.Errorf("coterie: %s uses no coterie (each process asks its neighbors); leave it out", a.Name)
 	}
 	g, err := topology.ByName(s.Topology)
 	switch {
@@ -211,9 +211,9 @@ func localBounds(a Algorithm, g *topology.Graph, s Spec) (topology.Bounds, error
 }
 
 // localBytes is the size of an l_i-LMUTIN machine: a few words and sets,
-// and timestamps per neighbour (measured: 1 211 bytes a process on
-// wheel:10000, 18 bytes a neighbour on complete:1000, 18.7 on
-// complete:2000), for the mean neighbourhood, so that n times it is the
+// and timestamps per neighbor (measured: 1 211 bytes a process on
+// wheel:10000, 18 bytes a neighbor on complete:1000, 18.7 on
+// complete:2000), for the mean neighborhood, so that n times it is the
 // whole system's.
 func localBytes(p cs.Params) int64 { return 1200 + 19*int64(meanDegree(p)+1) }
 

@@ -82,7 +82,7 @@ func TestLocalMessages(t *testing.T) {
 				ratio := float64(total) / float64(weighted)
 				t.Logf("| %s | %s | %s | %d | %.3f | %.2f..%.2f | %.3f |", alg, topo, load.name, pairs, ratio, lo, hi, float64(preempts)/float64(pairs))
 				if ratio < 3 || ratio > 6 {
-					t.Errorf("%s %s %s: %.3f messages per pair and neighbourhood member, outside Lemma 3's 3..6", alg, topo, load.name, ratio)
+					t.Errorf("%s %s %s: %.3f messages per pair and neighborhood member, outside Lemma 3's 3..6", alg, topo, load.name, ratio)
 				}
 			}
 		}

@@ -24,7 +24,7 @@
 // its trace byte for byte.
 //
 // The safety property (Config.Property: the global bounds lo <= #InCS <= hi,
-// or every neighbourhood's) is checked after every event (at every reported
+// or every neighborhood's) is checked after every event (at every reported
 // state change and crash) with an incremental property.Tracker; a property
 // with an exit guard (property.FaultTolerantGlobal) is also checked after
 // every completed exit (S2 of docs/ft-global-lk-cs.md, with the detector
@@ -137,7 +137,7 @@ type Result struct {
 	// with no event left, Unheld counts the pending
 	// requests that no bound holds, taken together: how many of them
 	// could complete one after another, oldest request first, each
-	// keeping every neighbourhood within its bounds, with no other process
+	// keeping every neighborhood within its bounds, with no other process
 	// changing state (property.Tracker.Completable). Requests that compete
 	// for the same slack count once: two exits with room for one count 1.
 	// For a global problem a drain with Unheld > 0 ends in a deadlock

@@ -573,7 +573,7 @@ func TestMaxHeap(t *testing.T) {
 // the run ends without a violation (the exits left are held by l). l_i-LMUTIN
 // with l = 1 on complete:8 ends this run with two processes InCS, both
 // waiting to exit (docs/design/lmutin-fix.md, "Exits that no bound holds
-// after a drain"). Every neighbourhood is all 8 processes, so of the two
+// after a drain"). Every neighborhood is all 8 processes, so of the two
 // exits one could complete and leave 1 = l InCS, and not both: Unheld is
 // min(pending exits, #InCS - l) = 1, where counting each request alone gave
 // 2.

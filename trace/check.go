@@ -18,7 +18,7 @@ type Report struct {
 	Property *property.Property
 	// Lo and Hi are the global bounds checked: the header's "lo" and "hi",
 	// or its l and k when the header has no bounds; 0 and n for a local
-	// property, which bounds neighbourhoods instead.
+	// property, which bounds neighborhoods instead.
 	Lo, Hi int
 	// Events is the number of events after the header.
 	Events int64
@@ -122,7 +122,7 @@ func Check(r io.Reader) (*Report, error) { return CheckLimits(r, Limits{}) }
 // own:
 //
 //   - the safety property of the header (Header.Property: global bounds
-//     lo..hi, or local bounds l_i..k_i on every neighbourhood) holds in the
+//     lo..hi, or local bounds l_i..k_i on every neighborhood) holds in the
 //     initial configuration (header "initial", ids valid and distinct) and
 //     after every event; a crashed process no longer counts;
 //   - with an exit guard (Header.ExitGuard), every exit keeps S2

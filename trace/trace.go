@@ -85,7 +85,7 @@ type Header struct {
 	Coterie string    `json:"coterie,omitempty"`
 	Quorums [][]cs.ID `json:"quorums,omitempty"`
 	// Neighbors and LK describe a local (l_i,k_i)-CS problem: P_i's
-	// neighbours and the bounds on its neighbourhood N_i ∪ {P_i}. Both or
+	// neighbors and the bounds on its neighborhood N_i ∪ {P_i}. Both or
 	// neither; with them the property is local (Header.Property) and Lo, Hi
 	// are not used.
 	Neighbors Neighbors `json:"neighbors,omitempty"`
@@ -105,7 +105,7 @@ type Header struct {
 }
 
 // Neighbors is the graph of a local problem: Neighbors[i-1] lists N_i, the
-// neighbours of P_i. Its JSON form is an object keyed by process id, in id
+// neighbors of P_i. Its JSON form is an object keyed by process id, in id
 // order: {"1":[2,3],"2":[1],"3":[1]}.
 type Neighbors [][]cs.ID
 
@@ -301,7 +301,7 @@ func (h *Header) Property() (*property.Property, error) {
 		}
 		return property.Global(h.N, h.Lo, h.Hi)
 	case len(h.Neighbors) != h.N || len(h.LK) != h.N:
-		return nil, fmt.Errorf("a local problem lists neighbours for %d and bounds for %d of the n = %d processes: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
+		return nil, fmt.Errorf("a local problem lists neighbors for %d and bounds for %d of the n = %d processes: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
 	}
 	l, k := make([]int, h.N), make([]int, h.N)
 	for i, b := range h.LK {

@@ -53,7 +53,7 @@ processor does one thing at a time.
 
 Times have no unit of their own: use any unit consistently (the paper uses
 Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
-algorithm guarantees (with --topology, every neighbourhood's l_i..k_i), the
+algorithm guarantees (with --topology, every neighborhood's l_i..k_i), the
 invocation convention and deadlock freedom are checked after every event; a
 violation stops the run. For the fault-tolerant global (l,k)-CS (ftgcs),
 every completed exit is also checked against the exit guard l, counting the

@@ -19,7 +19,7 @@ var local = paper{
 	rows: localRows,
 }
 
-// perMember returns, for alg, the messages per pair and neighbourhood
+// perMember returns, for alg, the messages per pair and neighborhood
 // member (|N_i|+1) of local-messages.csv: every (load, size) record's, and
 // the sizes covered.
 func perMember(d *data, alg string) (all, sizes []float64) {
@@ -183,7 +183,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Lemma 6, for the correction",
 			claim:   "6(|N_i|+1)..12(|N_i|+1) messages per Exit+Entry pair",
-			result:  fmt.Sprintf("`lkcs` (ordered acquisition with rollback in place of preemption), %d of %d runs whole: %s per pair and member per run on the tori and complete:16, %s on the random graphs; by neighbourhood size (|N_i|+1 = %s–%s) up to %s", fwhole, fn, span(regular, 1), span(random, 1), f(fsizes[0], 0), f(fsizes[len(fsizes)-1], 0), f(worst, 1)),
+			result:  fmt.Sprintf("`lkcs` (ordered acquisition with rollback in place of preemption), %d of %d runs whole: %s per pair and member per run on the tori and complete:16, %s on the random graphs; by neighborhood size (|N_i|+1 = %s–%s) up to %s", fwhole, fn, span(regular, 1), span(random, 1), f(fsizes[0], 0), f(fsizes[len(fsizes)-1], 0), f(worst, 1)),
 			command: "critsec experiment local --out docs/experiments/local",
 			verdict: verdict(in(fixed, 6, 12), Differs),
 			why:     "requests taken one member at a time are rolled back and retried, and the correction adds Full, Retry, Pass, Return, Done and Blocked; the price is highest where processes of small degree sit within two hops of a high-degree leader. Whether a correction within Lemma 6's bound exists is open: none is known",
@@ -198,7 +198,7 @@ func localRows(d *data) []row {
 		},
 		{
 			where:   "section 5.1 (assumptions)",
-			claim:   "a leader with |N_LDR| ≥ 4, and k_q − l_q ≥ 3 at the leader and its neighbours, suffice",
+			claim:   "a leader with |N_LDR| ≥ 4, and k_q − l_q ≥ 3 at the leader and its neighbors, suffice",
 			result:  "the macros L_q = l_q+1, K_q = k_q−1 tighten every process within two hops of the leader, which needs k_q − l_q ≥ 3 there too; `lkcs` refuses a problem without it, naming the process",
 			command: "go test ./alg/lkcs -run TestResolve",
 			verdict: Differs,
