@@ -3,6 +3,8 @@ package alg
 import (
 	"github.com/critsec/critsec/alg/forest"
 	"github.com/critsec/critsec/alg/partition"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/alg/srimanireddy"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -10,8 +12,11 @@ import (
 // 1995): the dynamic-forest algorithm of section 2 ("forest", corrected;
 // "forest-paper" as published, which can lose a request after a stale
 // INFORM: docs/token-k-mutex.md) and the partitioning scheme of section 5
-// ("partition": K clusters, each running forest with K = 1). Options: the
-// token-choice heuristic and ν, the decision mechanisms of section 3.
+// ("partition": K clusters, each running forest with K = 1), and the same
+// scheme over the baselines section 5 works it out for: Raymond's
+// algorithm ("partition-raymond", about 2(N/K - 1) messages per entry) and
+// Srimani and Reddy's ("partition-srimani-reddy", about N/K - 1). Options:
+// the token-choice heuristic and ν, the decision mechanisms of section 3.
 func init() {
 	for _, v := range []forest.Variant{forest.Fixed, forest.Paper} {
 		suffix, note := variant(v == forest.Paper, "may lose a request")
@@ -38,7 +43,38 @@ func init() {
 		Decoder:        func(p cs.Params) cs.Decoder { return forest.Decoder(p.N, 1, forest.Fixed) },
 		ProcessBytes:   func(cs.Params) int64 { return forestBytes(cs.Params{K: 1}) },
 	})
+	const clusters = "k-mutual exclusion by k clusters of about n/k processes, each running "
+	registry = append(registry, Algorithm{
+		Name:    partition.Name + "-" + raymond.Name,
+		Summary: clusters + "raymond with k = 1, about 2(n/k-1) messages per entry (Bulgannawar-Vaidya 1995, section 5)",
+		// A process InCS initially defers its cluster's requests until it exits.
+		Property:       globalBounds,
+		DefaultInitial: none,
+		New: func(p cs.Params) ([]cs.Machine, error) {
+			return partition.Of(p, partition.Name+"-"+raymond.Name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
+				return raymond.New(cs.Params{N: m, K: 1, Initial: initial})
+			})
+		},
+		Decoder:      func(cs.Params) cs.Decoder { return raymond.Decode },
+		ProcessBytes: func(p cs.Params) int64 { return raymondBytes(cs.Params{N: clusterSize(p)}) },
+	}, Algorithm{
+		Name:           partition.Name + "-" + srimanireddy.Name,
+		Summary:        clusters + "srimani-reddy with k = 1, about n/k-1 messages per entry (Bulgannawar-Vaidya 1995, section 5)",
+		Property:       globalBounds,
+		DefaultInitial: none,
+		New: func(p cs.Params) ([]cs.Machine, error) {
+			return partition.Of(p, partition.Name+"-"+srimanireddy.Name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
+				return srimanireddy.New(cs.Params{N: m, K: 1, Initial: initial})
+			})
+		},
+		Decoder:      func(p cs.Params) cs.Decoder { return partition.Decoder(p.N, p.K, srimanireddy.Decoder) },
+		ProcessBytes: func(p cs.Params) int64 { return srimaniReddyBytes(cs.Params{N: clusterSize(p), K: 1}) },
+	})
 }
+
+// clusterSize is the largest cluster of the partitioning scheme on p:
+// ceil(n/k) processes.
+func clusterSize(p cs.Params) int { return (p.N + max(p.K, 1) - 1) / max(p.K, 1) }
 
 // The choices of the token option.
 const (

@@ -27,7 +27,7 @@ func TestBV95TableDeterministic(t *testing.T) {
 		t.Fatalf("one worker and two give different tables:\n%s\n%s", one, two)
 	}
 	lines := strings.Split(strings.TrimSpace(one), "\n")
-	want := "algorithm,lambda,ts,tr,tt,e,seeds,avg_delay,delay_ci95,msgs_per_entry,words_per_msg,words_per_entry,entries"
+	want := "algorithm,lambda,ts,tr,tt,e,seeds,avg_delay,delay_ci95,msgs_per_entry,words_per_msg,words_per_entry,entries,msgs_per_entry_ci95,words_per_msg_ci95,words_per_entry_ci95"
 	if lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
 	}
@@ -37,7 +37,11 @@ func TestBV95TableDeterministic(t *testing.T) {
 	tab := smallBV95(t, 2)
 	seeds, _ := tab.Column("seeds")
 	entries, _ := tab.Column("entries")
+	ci, _ := tab.Column("msgs_per_entry_ci95")
 	for i, r := range tab.Rows {
+		if math.IsNaN(r[ci]) || r[ci] < 0 {
+			t.Errorf("row %d (%s): msgs_per_entry_ci95 %v with two seeds, want a half-width >= 0", i, tab.Labels[i], r[ci])
+		}
 		// Each drained run makes its 200 entries and at most the n-1
 		// requests pending at the stop.
 		if r[seeds] != 2 || r[entries] < 400 || r[entries] > 400+2*29 {

@@ -32,7 +32,6 @@ func defaultLocalAlgs() string {
 func newLocalCmd() *cobra.Command {
 	var f experimentFlags
 	var algs, topologies, loads string
-	var seeds int
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Messages per Exit+Entry pair per process versus |N_i|+1, waiting times and LKCS's triggers: the local (l_i,k_i)-CS family",
@@ -66,7 +65,7 @@ with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 			if err != nil {
 				return err
 			}
-			study, err := localStudy(c, f.entries, algs, topologies, loads, seeds)
+			study, err := localStudy(c, f.entries, algs, topologies, loads)
 			if err != nil {
 				return err
 			}
@@ -116,22 +115,18 @@ with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 			return nil
 		},
 	}
-	addExperimentFlags(cmd, &f, 100, "100,400")
+	addExperimentFlags(cmd, &f, 100, "100,400", 3)
 	cmd.Flags().Lookup("entries").Usage = "CS entries per process in each run (a run on n processes stops after entries·n), 1 to 10^9 in all"
 	cmd.Flags().StringVar(&algs, "algs", defaultLocalAlgs(), "local algorithms to measure, comma-separated (lkcs-paper deadlocks: its runs are reported, not fatal)")
 	cmd.Flags().StringVar(&topologies, "topologies", "ring,torus,wheel,random,complete:16", "topologies, comma-separated: a family (ring, path, star, wheel, grid, torus, complete, random) built at each --n, or a spec or edge-list file used as it is")
 	cmd.Flags().StringVar(&loads, "loads", "light,0.01,0.1,heavy", "loads, comma-separated: light (lambda = 1/(1000 n)), heavy (lambda = 1) or a rate lambda > 0; E = 1/lambda")
-	cmd.Flags().IntVar(&seeds, "seeds", 3, "seeds per run, 1 to 1000: --seed, --seed+1, ... (the confidence intervals are over them)")
 	return cmd
 }
 
 // localStudy checks the local study's own flags and states the study.
-func localStudy(c studyConfig, entries int64, algs, topologies, loads string, seeds int) (experiment.LocalStudy, error) {
+func localStudy(c studyConfig, entries int64, algs, topologies, loads string) (experiment.LocalStudy, error) {
 	s := experiment.LocalStudy{TransitDist: c.common.TransitDist, EntriesPerProcess: entries}
-	if seeds < 1 || seeds > maxSeeds {
-		return s, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", seeds, maxSeeds)
-	}
-	for i := range seeds {
+	for i := range c.seeds {
 		s.Seeds = append(s.Seeds, c.common.Seed+uint64(i))
 	}
 	var local []string
