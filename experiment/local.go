@@ -509,7 +509,9 @@ type Plot struct {
 // same divided by |N_i|+1 (per-member-LOAD, the bounds flat); for each
 // algorithm, its mean Entry and Exit waiting times against lambda, one line
 // per topology, log-log, where they are positive (lmutin's Entry and
-// lmutex's Exit never wait; a group with no whole run has no point).
+// lmutex's Exit never wait; a group with no whole run has no point). Every
+// measured point has its 95 % confidence interval over the seeds as an
+// error bar.
 func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 	var plots []Plot
 	groups := sizeGroups(outs)

@@ -39,9 +39,8 @@ func newLocalCmd() *cobra.Command {
 Kakugawa 2017) on several topologies and loads: the messages of one
 Exit+Entry pair of P_i against |N_i|+1, next to Lemma 3 (LMUTIN and
 LMUTEX = Co(LMUTIN): 3(|N_i|+1)..6(|N_i|+1)) and Lemma 6 (LKCS:
-6(|N_i|+1)..12(|N_i|+1)); the waiting times of Entry and Exit with 95 %
-confidence intervals over the seeds; and how often LKCS's leader sends a
-Trigger (the sidetrack), per 1000 entries. A message is attributed to the
+6(|N_i|+1)..12(|N_i|+1)); the waiting times of Entry and Exit; and how
+often LKCS's leader sends a Trigger (the sidetrack), per 1000 entries. A message is attributed to the
 process whose Entry or Exit started the chain of handlers that sent it.
 
 Bounds, clamped to each neighbourhood: lmutin l = 1, lmutex k = 2, LKCS
@@ -56,7 +55,9 @@ its stop reason, left out of the message and waiting statistics.
 Writes local-runs.csv (one row per run), local-messages.csv (per algorithm,
 load and |N_i|+1), local-waiting.csv (per algorithm, topology and load), the
 plots messages-LOAD and per-member-LOAD (messages per pair against |N_i|+1,
-with the bounds) and waiting-ALG-entry/exit (against lambda).`,
+with the bounds) and waiting-ALG-entry/exit (against lambda). Every mean
+has its 95 % confidence half-width over the seeds (--seeds, 3 by default) in
+a _ci95 column after the others, drawn as an error bar.`,
 		Example: `  critsec experiment local --out docs/experiments/local
   critsec experiment local --algs lmutin --topologies ring,torus:6x6 --n 16 --loads light,heavy --seeds 2 --entries 20`,
 		Args: cobra.NoArgs,
