@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -438,37 +439,69 @@ func (s *survived) row() []float64 {
 }
 
 // PlotFigure2 draws t (Figure2's table) into path: per algorithm, the
-// maximum of the resources in use over each time step (the paper's claim
-// is about the bound k, so the maximum is what Figure 2 compares) and
-// their time-weighted mean, and a triangle on the time axis at each
+// maximum of the resources in use over each time step (a solid line: the
+// paper's claim is about how many resources can still be in use at once,
+// so the maximum is what Figure 2 compares) and their time-weighted mean
+// (dashed, the same colour), and a triangle on the time axis at each
 // crash, as the paper's Figure 2 marks them.
 func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
-	ti, err := t.Column("t")
-	if err != nil {
-		return err
+	cols := make([]int, 3)
+	for i, name := range []string{"t", "in_use_max", "in_use_mean"} {
+		c, err := t.Column(name)
+		if err != nil {
+			return err
+		}
+		cols[i] = c
 	}
-	mi, err := t.Column("in_use_mean")
-	if err != nil {
-		return err
+	var algs []string
+	lines := map[string][2]plotter.XYs{}
+	for i, r := range t.Rows {
+		l := t.label(i)
+		if _, ok := lines[l]; !ok {
+			algs = append(algs, l)
+		}
+		ls := lines[l]
+		for j := range ls {
+			if why := undrawable(r[cols[j+1]], false); why != "" {
+				return fmt.Errorf("figure 2: row %d (%s) has %s = %v: %s", i+1, l, t.Header[cols[j+1]], r[cols[j+1]], why)
+			}
+			ls[j] = append(ls[j], plotter.XY{X: r[cols[0]], Y: r[cols[j+1]]})
+		}
+		lines[l] = ls
 	}
-	xi, err := t.Column("in_use_max")
-	if err != nil {
-		return err
+	if len(algs) == 0 {
+		return fmt.Errorf("figure 2: the table has no rows to draw")
 	}
-	lines := &Table{LabelName: "line", Header: []string{"t", "in_use"}}
-	for _, what := range []struct {
-		suffix string
-		col    int
-	}{{" max", xi}, {" mean", mi}} {
-		for i, r := range t.Rows {
-			lines.Add(t.Labels[i]+what.suffix, r[ti], r[what.col])
+	p := plot.New()
+	p.Title.Text = "Resources in use (n = 15, k = 5), crashes marked"
+	p.X.Label.Text = "time"
+	p.Y.Label.Text = "resources in use per step of 10"
+	p.Add(plotter.NewGrid())
+	for i, l := range algs {
+		for j, what := range []string{"maximum", "mean"} {
+			line, err := plotter.NewLine(lines[l][j])
+			if err != nil {
+				return err
+			}
+			line.Color = palette[i%len(palette)]
+			line.Width = vg.Points(1.5)
+			if j == 1 {
+				line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				line.Width = vg.Points(1)
+			}
+			p.Add(line)
+			p.Legend.Add(l+" "+what, line)
 		}
 	}
-	p, err := lines.chart(Chart{Title: "Resources in use (n = 15, k = 5), crashes marked", X: "t", Y: "in_use",
-		XLabel: "time", YLabel: "resources in use per step of 10 (maximum, mean)"})
-	if err != nil {
-		return err
+	// A quarter of a resource of room above and below, so that the
+	// maximum lines at k and 0 and the crash marks are not clipped.
+	_, _, _, top := plotter.XYRange(lines[algs[0]][0])
+	for _, l := range algs {
+		_, _, _, y := plotter.XYRange(lines[l][0])
+		top = max(top, y)
 	}
+	p.Y.Min, p.Y.Max = -0.25, top+0.25
+	p.Legend.Top, p.Legend.Left = true, true
 	marks := make(plotter.XYs, len(crashes))
 	for i, c := range crashes {
 		marks[i] = plotter.XY{X: c.At, Y: 0}
