@@ -43,38 +43,37 @@ func init() {
 		Decoder:        func(p cs.Params) cs.Decoder { return forest.Decoder(p.N, 1, forest.Fixed) },
 		ProcessBytes:   func(cs.Params) int64 { return forestBytes(cs.Params{K: 1}) },
 	})
-	const clusters = "k-mutual exclusion by k clusters of about n/k processes, each running "
-	registry = append(registry, Algorithm{
-		Name:    partition.Name + "-" + raymond.Name,
-		Summary: clusters + "raymond with k = 1, about 2(n/k-1) messages per entry (Bulgannawar-Vaidya 1995, section 5)",
-		// A process InCS initially defers its cluster's requests until it exits.
-		Property:       globalBounds,
-		DefaultInitial: none,
-		New: func(p cs.Params) ([]cs.Machine, error) {
-			return partition.Of(p, partition.Name+"-"+raymond.Name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
-				return raymond.New(cs.Params{N: m, K: 1, Initial: initial})
-			})
-		},
-		Decoder:      func(cs.Params) cs.Decoder { return raymond.Decode },
-		ProcessBytes: func(p cs.Params) int64 { return raymondBytes(cs.Params{N: clusterSize(p)}) },
-	}, Algorithm{
-		Name:           partition.Name + "-" + srimanireddy.Name,
-		Summary:        clusters + "srimani-reddy with k = 1, about n/k-1 messages per entry (Bulgannawar-Vaidya 1995, section 5)",
-		Property:       globalBounds,
-		DefaultInitial: none,
-		New: func(p cs.Params) ([]cs.Machine, error) {
-			return partition.Of(p, partition.Name+"-"+srimanireddy.Name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
-				return srimanireddy.New(cs.Params{N: m, K: 1, Initial: initial})
-			})
-		},
-		Decoder:      func(p cs.Params) cs.Decoder { return partition.Decoder(p.N, p.K, srimanireddy.Decoder) },
-		ProcessBytes: func(p cs.Params) int64 { return srimaniReddyBytes(cs.Params{N: clusterSize(p), K: 1}) },
-	})
+	registry = append(registry,
+		partitioned(raymond.Name, "about 2(n/k-1) messages per entry", raymond.New,
+			func(cs.Params) cs.Decoder { return raymond.Decode }, raymondBytes),
+		partitioned(srimanireddy.Name, "about n/k-1 messages per entry", srimanireddy.New,
+			func(p cs.Params) cs.Decoder { return partition.Decoder(p.N, p.K, srimanireddy.Decoder) }, srimaniReddyBytes))
 }
 
-// clusterSize is the largest cluster of the partitioning scheme on p:
-// ceil(n/k) processes.
-func clusterSize(p cs.Params) int { return (p.N + max(p.K, 1) - 1) / max(p.K, 1) }
+// partitioned is the partitioning scheme of section 5 over the registered
+// algorithm inner (partition.Of): k clusters, each running inner's
+// machines (built by build) with k = 1. Its decoder is dec; a process's
+// memory is inner's (bytes) on the largest cluster, ceil(n/k) processes.
+func partitioned(inner, msgs string, build func(cs.Params) ([]cs.Machine, error), dec func(cs.Params) cs.Decoder, bytes func(cs.Params) int64) Algorithm {
+	name := partition.Name + "-" + inner
+	return Algorithm{
+		Name:     name,
+		Summary:  "k-mutual exclusion by k clusters of about n/k processes, each running " + inner + " with k = 1, " + msgs + " (Bulgannawar-Vaidya 1995, section 5)",
+		Property: globalBounds,
+		// No process InCS; inner's own initial placement in each cluster.
+		DefaultInitial: none,
+		New: func(p cs.Params) ([]cs.Machine, error) {
+			return partition.Of(p, name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
+				return build(cs.Params{N: m, K: 1, Initial: initial})
+			})
+		},
+		Decoder: dec,
+		ProcessBytes: func(p cs.Params) int64 {
+			k := max(p.K, 1)
+			return bytes(cs.Params{N: (p.N + k - 1) / k, K: 1})
+		},
+	}
+}
 
 // The choices of the token option.
 const (
