@@ -50,23 +50,24 @@ func newBV95Cmd() *cobra.Command {
 		Use:   "bv95",
 		Short: "The token K-mutex study of Bulgannawar and Vaidya 1995 (sections 4 and 5): forest against Raymond, Srimani-Reddy, Makki, partitioning",
 		Long: `bv95 runs the study of section 4 of Bulgannawar and Vaidya, "A distributed
-K-mutual exclusion algorithm" (ICDCS 1995): N = 30 nodes, K = 3 tokens,
-nu = 2, over the request rate lambda, in the paper's cost model (Ts per
-message copy sent, Tr per message received, Tt in transit), with the
-settings Ts = Tr = 0.1, Tt = 0.8 and E = 0.0002 or 1, and Ts = Tr = 0,
-Tt = 1, E = 0.0002. Lines: forest with the last seen token (the paper's
-heuristic) and with a random token, raymond, srimani-reddy, makki, the
-partitioning scheme of section 5 (K clusters of about N/K nodes, each
-running a 1-mutex): partition (forest with one token), partition-raymond
-and partition-srimani-reddy, and forest-paper.
+K-mutual exclusion algorithm" (ICDCS 1995), with the partitioning scheme
+that section 5 compares against: N = 30 nodes, K = 3 tokens, nu = 2, over
+the request rate lambda, in the paper's cost model (Ts per message copy
+sent, Tr per message received, Tt in transit), with the settings
+Ts = Tr = 0.1, Tt = 0.8 and E = 0.0002 or 1, and Ts = Tr = 0, Tt = 1,
+E = 0.0002. Lines: forest with the last seen token (the paper's heuristic)
+and with a random token, raymond, srimani-reddy, makki; the partitioning
+scheme (K clusters of about N/K nodes, each running a 1-mutex) over forest
+(partition), raymond (partition-raymond) and srimani-reddy
+(partition-srimani-reddy); and forest-paper.
 
 Writes bv95.csv (one row per algorithm, setting and lambda: the mean time to
 enter the CS over the seeds, messages per entry, words per message and per
 entry, each with its 95 % confidence half-width over the seeds, drawn as
-error bars) and the plots bv95-fig3a (delay),
-bv95-fig3b (delay, Ts = Tr = 0), bv95-fig4 (messages per entry), bv95-fig5
-(words per message), bv95-words-per-entry, bv95-fig3a-e1 and bv95-fig4-e1
-(E = 1). docs/token-k-mutex.md discusses the results.`,
+error bars) and the plots bv95-fig3a (delay), bv95-fig3b (delay,
+Ts = Tr = 0), bv95-fig4 (messages per entry), bv95-fig5 (words per
+message), bv95-words-per-entry, bv95-fig3a-e1 and bv95-fig4-e1 (E = 1).
+docs/token-k-mutex.md discusses the results.`,
 		Example: `  critsec experiment bv95 --out docs/experiments/bv95
   critsec experiment bv95 --lambda 0.01,1 --seeds 2 --entries 500 --out /tmp/bv95`,
 		Args: cobra.NoArgs,
