@@ -308,8 +308,9 @@ func TestTorusSafeAndServed(t *testing.T) {
 // except in the runs listed in starves (which the simulator may report as
 // a starvation), where the corrected LKCS is known to starve processes two
 // hops from the leader (docs/local-lk-cs.md,
-// "Starvation on random graphs is the design's"): there exactly the
-// processes that no algorithm keeping the sidetrack's invariant can move
+// "Starvation on random graphs"): there exactly the
+// processes that no algorithm keeping the sidetrack's invariant under
+// lkcs's one-sidetrack rule can move
 // (starvedRandom60, TestDesignFrozen) must be the ones that never enter or
 // exit, no more and no fewer.
 func TestFixedSimulation(t *testing.T) {
