@@ -450,15 +450,70 @@ func (s *survived) row() []float64 {
 	return append([]float64{float64(s.runs), before, after, afterCI, first, firstCI, float64(len(s.recovery)), rec, recCI}, s.verdicts[:]...)
 }
 
-// PlotFigure2 draws t (Figure2's table) into path: the mean resources in
-// use per time step, one line per algorithm, and a triangle on the time
-// axis at each crash, as the paper's Figure 2 marks them.
+// PlotFigure2 draws t (Figure2's table) into path: per algorithm, the
+// maximum of the resources in use over each time step (a solid line: the
+// paper's claim is about how many resources can still be in use at once,
+// so the maximum is what Figure 2 compares) and their time-weighted mean
+// (dashed, the same colour), and a triangle on the time axis at each
+// crash, as the paper's Figure 2 marks them.
 func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
-	p, err := t.chart(Chart{Title: "Resources in use (n = 15, k = 5), crashes marked", X: "t", Y: "in_use_mean",
-		XLabel: "time", YLabel: "resources in use (mean over each step)"})
-	if err != nil {
-		return err
+	cols := make([]int, 3)
+	for i, name := range []string{"t", "in_use_max", "in_use_mean"} {
+		c, err := t.Column(name)
+		if err != nil {
+			return err
+		}
+		cols[i] = c
 	}
+	var algs []string
+	lines := map[string][2]plotter.XYs{}
+	for i, r := range t.Rows {
+		l := t.label(i)
+		if _, ok := lines[l]; !ok {
+			algs = append(algs, l)
+		}
+		ls := lines[l]
+		for j := range ls {
+			if why := undrawable(r[cols[j+1]], false); why != "" {
+				return fmt.Errorf("figure 2: row %d (%s) has %s = %v: %s", i+1, l, t.Header[cols[j+1]], r[cols[j+1]], why)
+			}
+			ls[j] = append(ls[j], plotter.XY{X: r[cols[0]], Y: r[cols[j+1]]})
+		}
+		lines[l] = ls
+	}
+	if len(algs) == 0 {
+		return fmt.Errorf("figure 2: the table has no rows to draw")
+	}
+	p := plot.New()
+	p.Title.Text = "Resources in use (n = 15, k = 5), crashes marked"
+	p.X.Label.Text = "time"
+	p.Y.Label.Text = "resources in use per step of 10"
+	p.Add(plotter.NewGrid())
+	for i, l := range algs {
+		for j, what := range []string{"maximum", "mean"} {
+			line, err := plotter.NewLine(lines[l][j])
+			if err != nil {
+				return err
+			}
+			line.Color = palette[i%len(palette)]
+			line.Width = vg.Points(1.5)
+			if j == 1 {
+				line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				line.Width = vg.Points(1)
+			}
+			p.Add(line)
+			p.Legend.Add(l+" "+what, line)
+		}
+	}
+	// A quarter of a resource of room above and below, so that the
+	// maximum lines at k and 0 and the crash marks are not clipped.
+	_, _, _, top := plotter.XYRange(lines[algs[0]][0])
+	for _, l := range algs {
+		_, _, _, y := plotter.XYRange(lines[l][0])
+		top = max(top, y)
+	}
+	p.Y.Min, p.Y.Max = -0.25, top+0.25
+	p.Legend.Top, p.Legend.Left = true, true
 	if err := markCrashes(p, crashes); err != nil {
 		return err
 	}

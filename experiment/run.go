@@ -56,7 +56,7 @@ type Common struct {
 	Entries int64
 	// Seed fixes the run.
 	Seed uint64
-	// TransitDist is the distribution of the transit time (mean Tt = 1);
+	// TransitDist is the distribution of the transit time (of the run's mean Tt);
 	// zero is sim.Const, the paper's model.
 	TransitDist sim.Dist
 }
