@@ -49,7 +49,7 @@ type Spec struct {
 	// algorithms only.
 	Bounds string `json:"bounds,omitempty"`
 	// Clamp, with uniform L and K on a topology, lowers k_i to |N_i|+1 (and
-	// l_i to k_i-1) where a neighbourhood is smaller than K, instead of
+	// l_i to k_i-1) where a neighborhood is smaller than K, instead of
 	// refusing the problem.
 	Clamp bool `json:"clamp,omitempty"`
 	// Initial lists the processes InCS at the start; nil means the

@@ -9,7 +9,7 @@ import (
 // The token-based K-mutual exclusion of Bulgannawar and Vaidya (ICDCS
 // 1995): the dynamic-forest algorithm of section 2 ("forest", corrected;
 // "forest-paper" as published, which can lose a request after a stale
-// INFORM: docs/token-k-mutex.md) and the partitioning scheme of section 5
+// INFORM: docs/design/forest-fix.md) and the partitioning scheme of section 5
 // ("partition": K clusters, each running forest with K = 1). Options: the
 // token-choice heuristic and ν, the decision mechanisms of section 3.
 func init() {

@@ -250,7 +250,7 @@ func TestNoStarvation(t *testing.T) {
 }
 
 // TestStarvationForestPaper: the published forest algorithm loses a
-// request after a stale INFORM (docs/token-k-mutex.md): P1's second
+// request after a stale INFORM (docs/design/forest-fix.md): P1's second
 // request is never served while P2 and P3 go on. The starvation search
 // finds it at budget 3, with a lasso that CheckLasso confirms; the fixed
 // variant has none there.

@@ -77,7 +77,7 @@ func (farMsg) AppendBinary(b []byte) []byte { return b }
 func (m *farSender) Self() cs.ID                             { return m.i }
 func (m *farSender) State() cs.State                         { return cs.OutCS }
 func (m *farSender) Pending() cs.Op                          { return cs.None }
-func (m *farSender) Neighbours() []cs.ID                     { return nil }
+func (m *farSender) Neighbors() []cs.ID                      { return nil }
 func (m *farSender) Clone() cs.Machine                       { c := *m; return &c }
 func (m *farSender) AppendState(b []byte) []byte             { return b }
 func (m *farSender) Exit(cs.Env) error                       { return cs.ErrConvention }

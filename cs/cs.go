@@ -192,17 +192,17 @@ type TrustGated interface {
 }
 
 // Local is implemented by the machines of the local algorithms, in which a
-// process communicates with its neighbours only (Kamei and Kakugawa,
+// process communicates with its neighbors only (Kamei and Kakugawa,
 // Algorithms 10(2):38, 2017, section 2.1: the topology is a graph G = (V, E)
 // of communication links and N_i = {P_j | (P_i, P_j) ∈ E}; the local
-// problems count only N_i ∪ {P_i}). Neighbours returns N_i: the processes other than
+// problems count only N_i ∪ {P_i}). Neighbors returns N_i: the processes other than
 // itself that the machine may ever send to; it does not change. The model
 // checker reports a send outside N_i ∪ {P_i} as an error, and its
 // partial-order reduction relies on that: a process that never sends to P_q
 // cannot enable a new delivery at P_q.
 type Local interface {
 	Machine
-	Neighbours() []ID
+	Neighbors() []ID
 }
 
 // ErrConvention is wrapped by every error returned for a call that breaks the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -149,19 +150,32 @@ func liveness(kind string) bool {
 // up to end, the time-weighted mean and the maximum of the live processes
 // InCS, and the live processes at the step's end.
 func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
+	steps(evs, n, nil, bin, end, func(at, mean float64, _, hi, live int) {
+		t.Add(label, at, mean, float64(hi), float64(live))
+	})
+}
+
+// steps replays the state and crash events evs of n processes, initial
+// InCS at the start, and calls emit for every time step of width bin up to
+// end with the step's start, the time-weighted mean, the minimum and the
+// maximum of the live processes InCS over it, and the live processes at
+// its end.
+func steps(evs []trace.Event, n int, initial []cs.ID, bin, end float64, emit func(at, mean float64, lo, hi, live int)) {
 	in := make([]bool, n+1)
-	crashed := make([]bool, n+1)
-	count, live := 0, n
+	for _, id := range initial {
+		in[id] = true
+	}
+	count, live := len(initial), n
 	step, last := 0, 0.0
-	mean, peak := 0.0, 0
+	mean, lo, hi := 0.0, count, count
 	flush := func(upTo float64) {
 		for float64(step+1)*bin <= upTo {
 			stepEnd := float64(step+1) * bin
 			mean += float64(count) * (stepEnd - last)
 			last = stepEnd
-			t.Add(label, float64(step)*bin, mean/bin, float64(peak), float64(live))
+			emit(float64(step)*bin, mean/bin, lo, hi, live)
 			step++
-			mean, peak = 0, count
+			mean, lo, hi = 0, count, count
 		}
 	}
 	for _, ev := range evs {
@@ -183,14 +197,13 @@ func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
 				}
 			}
 		case trace.EvCrash:
-			crashed[ev.Node] = true
 			live--
 			if in[ev.Node] {
 				in[ev.Node] = false
 				count--
 			}
 		}
-		peak = max(peak, count)
+		lo, hi = min(lo, count), max(hi, count)
 	}
 	flush(end)
 }
@@ -446,6 +459,14 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	if err != nil {
 		return err
 	}
+	if err := markCrashes(p, crashes); err != nil {
+		return err
+	}
+	return savePlot(p, path)
+}
+
+// markCrashes adds to p a triangle on the time axis at each crash.
+func markCrashes(p *plot.Plot, crashes []sim.Crash) error {
 	marks := make(plotter.XYs, len(crashes))
 	for i, c := range crashes {
 		marks[i] = plotter.XY{X: c.At, Y: 0}
@@ -459,5 +480,5 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	tri.Radius = vg.Points(4)
 	p.Add(tri)
 	p.Legend.Add("crash", tri)
-	return savePlot(p, path)
+	return nil
 }

@@ -70,7 +70,7 @@ func (l LocalLoad) workload(n int) (lambda, e float64) {
 }
 
 // LocalBounds returns the uniform bounds the study gives a (clamped to
-// each neighbourhood, alg.Spec.Clamp): l = 1 for l_i-LMUTIN (local mutual
+// each neighborhood, alg.Spec.Clamp): l = 1 for l_i-LMUTIN (local mutual
 // inclusion), k = 2 for k_i-LMUTEX (the inner LMUTIN then has
 // l_i = |N_i|-1), and (l, k) = (1, 5) for LKCS, so that k_i - l_i >= 3
 // wherever |N_i|+1 >= 4, as section 5.1 asks within two hops of the leader.
@@ -344,7 +344,7 @@ func sizeGroups(outs []Outcome) []sizeGroup {
 	return out
 }
 
-// LocalSizeTable has one row per algorithm, load and neighbourhood size
+// LocalSizeTable has one row per algorithm, load and neighborhood size
 // |N_i|+1 over the whole runs: the processes of that size summed over
 // topologies and seeds (messages attributed to them / their pairs), next
 // to the paper's bounds (LocalPaperBounds) and whether the measured value

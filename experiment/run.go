@@ -30,7 +30,7 @@ type Run struct {
 	// Topology is the communication graph of a local algorithm (a
 	// topology spec or edge-list file); N must be its size and Links its
 	// number of links (for EstimateBytes). With it the uniform L and K are
-	// clamped to each neighbourhood (alg.Spec.Clamp) and the run counts
+	// clamped to each neighborhood (alg.Spec.Clamp) and the run counts
 	// messages per process (Outcome.Counts). Empty: complete:N.
 	Topology string
 	Links    int

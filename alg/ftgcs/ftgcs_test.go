@@ -10,9 +10,9 @@ import (
 	"github.com/critsec/critsec/property"
 )
 
-// run is a network of ftgcs machines driven at random, with crashes and a
-// perfect detector's outputs (every crash eventually reported to every
-// live process), checking S1 after every step (the network's state bound)
+// run is a network of ftgcs machines driven at random, with crashes and
+// the outputs of a perfect or a trusting detector (every crash eventually
+// reported to every live process), checking S1 after every step (the network's state bound)
 // and S2 after every completed exit (CrashBounds.AfterExit).
 type run struct {
 	t      *testing.T
@@ -26,9 +26,14 @@ type run struct {
 	crashed      []bool
 	reported     []cs.Set
 	exits        int
+	// trusting: the detector is T: every module starts suspecting every
+	// other process and trusts it at some step (trusted[i]); a suspicion
+	// after the trust is the report of a crash.
+	trusting bool
+	trusted  []cs.Set
 }
 
-func newRun(t *testing.T, n, l, k int, initial []cs.ID, design string, seed uint64) *run {
+func newRun(t *testing.T, n, l, k int, initial []cs.ID, design string, seed uint64, trusting bool) *run {
 	t.Helper()
 	ms, err := ftgcs.New(cs.Params{N: n, L: l, K: k, Initial: initial}, design)
 	if err != nil {
@@ -43,9 +48,17 @@ func newRun(t *testing.T, n, l, k int, initial []cs.ID, design string, seed uint
 		t.Fatal(err)
 	}
 	r := &run{t: t, net: net, bounds: p.ExitGuard(), rng: rand.New(rand.NewPCG(seed, 7)), n: n,
-		was: make([]cs.State, n), atCrash: make([]cs.State, n), crashed: make([]bool, n), reported: make([]cs.Set, n)}
+		was: make([]cs.State, n), atCrash: make([]cs.State, n), crashed: make([]bool, n), reported: make([]cs.Set, n),
+		trusting: trusting, trusted: make([]cs.Set, n)}
 	for i := range n {
 		r.was[i], _, _ = net.State(cs.ID(i + 1))
+		for j := range n {
+			if trusting && i != j {
+				if err := net.Suspect(cs.ID(i+1), cs.ID(j+1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 	return r
 }
@@ -89,7 +102,8 @@ func (r *run) initialized() bool {
 
 // step takes one random step: with probability 1/50 a crash (up to
 // crashes, once every live process has initialized), 1/10 a pending
-// report of a crash, otherwise a delivery or a call.
+// report of a crash, 1/10 a trust under T, otherwise a delivery or a
+// call.
 func (r *run) step(crashes int) (bool, error) {
 	live := 0
 	for _, c := range r.crashed {
@@ -108,7 +122,7 @@ func (r *run) step(crashes int) (bool, error) {
 	case x < 6:
 		for i := range r.n {
 			for j := range r.n {
-				if !r.crashed[i] && r.crashed[j] && !r.reported[i].Has(cs.ID(j+1)) {
+				if !r.crashed[i] && r.crashed[j] && !r.reported[i].Has(cs.ID(j+1)) && (!r.trusting || r.trusted[i].Has(cs.ID(j+1))) {
 					r.reported[i].Add(cs.ID(j + 1))
 					if err := r.net.Suspect(cs.ID(i+1), cs.ID(j+1)); err != nil {
 						return false, err
@@ -117,16 +131,37 @@ func (r *run) step(crashes int) (bool, error) {
 				}
 			}
 		}
+	case x < 11 && r.trusting:
+		i, j := cs.ID(r.rng.IntN(r.n)+1), cs.ID(r.rng.IntN(r.n)+1)
+		if i != j && !r.crashed[i-1] && !r.crashed[j-1] && !r.trusted[i-1].Has(j) {
+			r.trusted[i-1].Add(j)
+			if err := r.net.Trust(i, j); err != nil {
+				return false, err
+			}
+			return true, r.after()
+		}
 	}
 	ok, err := r.net.RandomStep(true)
 	if err != nil {
 		return ok, err
 	}
+	if !ok && r.trusting {
+		// Nothing else enabled: the detector's next trust, if any.
+		for i := range r.n {
+			for j := range r.n {
+				a, b := cs.ID(i+1), cs.ID(j+1)
+				if a != b && !r.crashed[i] && !r.crashed[j] && !r.trusted[i].Has(b) {
+					r.trusted[i].Add(b)
+					return true, r.net.Trust(a, b)
+				}
+			}
+		}
+	}
 	return ok, r.after()
 }
 
 // TestRandomRunsKeepBounds drives ftgcs at random through crashes, with a
-// perfect detector: no state has more than k live processes InCS and no
+// perfect and with a trusting detector: no state has more than k live processes InCS and no
 // exit leaves fewer than l InCS, counting unreported crashes (S1, S2).
 // Without a crash, every run goes on until its changes are made.
 func TestRandomRunsKeepBounds(t *testing.T) {
@@ -137,7 +172,7 @@ func TestRandomRunsKeepBounds(t *testing.T) {
 			for i := range initial {
 				initial[i] = cs.ID(i + 1)
 			}
-			r := newRun(t, c.n, c.l, c.k, initial, ftgcs.Locks, seed)
+			r := newRun(t, c.n, c.l, c.k, initial, ftgcs.Locks, seed, seed%2 == 0)
 			for s := 0; s < 4000; s++ {
 				ok, err := r.step(c.crashes)
 				if err != nil {
@@ -173,7 +208,7 @@ func TestDroppedDesignsBreakS2(t *testing.T) {
 			for i := range initial {
 				initial[i] = cs.ID(i + 1)
 			}
-			r := newRun(t, c.n, c.l, c.k, initial, c.design, seed)
+			r := newRun(t, c.n, c.l, c.k, initial, c.design, seed, false)
 			for s := 0; s < 2000; s++ {
 				ok, err := r.step(c.crashes)
 				if _, broke := err.(*property.CrashFailure); broke {

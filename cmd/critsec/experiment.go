@@ -46,6 +46,7 @@ func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, n
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: equal seeds give identical tables")
 	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time (mean Tt = 1): const (the paper's model) or exp (exponential)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "runs simulated at once, >= 1 (results do not depend on it)")
+	machineDefault(fs, "workers", "the number of CPUs")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a study whose estimated memory (the largest runs, --workers at once) exceeds this many GB")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.BoolVar(&f.progress, "progress", false, "print a progress line per run on standard error even when it is not a terminal (on a terminal there is a progress bar)")
@@ -209,7 +210,7 @@ before it starts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newBV95Cmd())
+	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newFTGCSCmd(), newBV95Cmd())
 	return cmd
 }
 

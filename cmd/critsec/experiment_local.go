@@ -45,7 +45,7 @@ confidence intervals over the seeds; and how often LKCS's leader sends a
 Trigger (the sidetrack), per 1000 entries. A message is attributed to the
 process whose Entry or Exit started the chain of handlers that sent it.
 
-Bounds, clamped to each neighbourhood: lmutin l = 1, lmutex k = 2, LKCS
+Bounds, clamped to each neighborhood: lmutin l = 1, lmutex k = 2, LKCS
 l = 1, k = 5. Every process is InCS half of the time (E = 1/lambda); Tt = 1,
 Ts = Tr = 0. A --topologies entry that is a family (ring, path, star, wheel,
 grid, torus, complete, random) is built at each --n (docs/local-lk-cs.md
