@@ -35,7 +35,7 @@ func TestGlobalFamilyExhaustive(t *testing.T) {
 		{"gcs", "majority", 3, 0, 2, true, 0},
 		{"gcs", "majority", 3, 1, 3, true, 0},
 		{"gcs", "majority", 3, 0, 3, true, 0},
-		// n = 4 at budget 2 has more than 10^9 states (docs/checker.md);
+		// n = 4 at budget 2 has more than 10^9 states (docs/results.md);
 		// budget 1, every process makes one call: 2.9 million states.
 		{"gcs", "majority", 4, 1, 3, true, 1},
 	}

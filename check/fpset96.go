@@ -3,7 +3,7 @@ package check
 // fp96 is a 96-bit fingerprint: the first 96 bits of hash128. Depth-first
 // search stores these, 12 bytes a state, so that the largest spaces fit: with
 // N distinct states the probability of any collision is at most
-// N(N-1)/2 / 2^96, about 6e-12 for N = 10^9 (docs/checker.md).
+// N(N-1)/2 / 2^96, about 6e-12 for N = 10^9 (docs/design/visited-set.md).
 type fp96 [3]uint32
 
 // fp96Of returns f's first 96 bits; the all-zero value, which marks an empty

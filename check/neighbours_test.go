@@ -18,8 +18,8 @@ func (m notLocal) Clone() cs.Machine { return notLocal{m.Machine.Clone()} }
 
 // TestPartialOrderNeighbours: with the local algorithms' machines declaring
 // their neighbours (cs.Local), the reduction's closure leaves out the
-// processes that cannot send to a member (docs/checker.md, "Partial-order
-// reduction"). On graphs that are not complete it must agree with the full
+// processes that cannot send to a member (docs/design/partial-order-reduction.md,
+// "The ample set"). On graphs that are not complete it must agree with the full
 // search as before (verdict, kind, budget stops, counterexamples that
 // replay) and explore strictly fewer states than the reduction without the
 // declaration.

@@ -181,10 +181,10 @@ type Initializing interface {
 //     then (either order leaves the same machine state and the same messages
 //     on each channel).
 //
-// With a trusting detector, the model checker's partial-order reduction
-// then explores a cycle of such first trusts alone (docs/checker.md, "Trust
-// first"), and reports an error where a state it meets contradicts the
-// declaration.
+// With a trusting detector, the model checker's partial-order reduction then
+// explores a cycle of such first trusts alone
+// (docs/design/partial-order-reduction.md, "Trust first"), and reports an error
+// where a state it meets contradicts the declaration.
 type TrustGated interface {
 	Detecting
 	Initializing

@@ -621,9 +621,10 @@ func (c *checker) confirm(k string) (Confirmation, string) {
 	return c.confirmDeadlock()
 }
 
-// confirmDeadlock checks the end of the trace against docs/checker.md's
-// deadlock: no message in transit to a live process and every live
-// process waiting in a request, with no failure detector output left. A
+// confirmDeadlock checks the end of the trace against the model checker's
+// deadlock (docs/design/deadlock-under-a-budget.md): no message in
+// transit to a live process and every live process waiting in a request,
+// with no failure detector output left. A
 // deadlock under a budget (a pending request that no continuation
 // completes while other processes could still call) is decided by
 // searching the continuations, which a trace does not record.
@@ -653,7 +654,7 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 			list(waits), c.guard.L())
 	}
 	if len(idle) > 0 {
-		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/checker.md, \"Deadlock under a budget\"), not by a trace",
+		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
 			list(waits), isAre(len(waits)), strings.Join(idle, " "))
 	}
 	if i, j, ok := c.unsuspected(); ok {
