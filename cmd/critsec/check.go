@@ -67,7 +67,9 @@ func newCheckCmd() *cobra.Command {
 order with --unordered) and Entry/Exit calls (--budget calls per process),
 breadth-first, and checks after every step that lo <= #InCS <= hi (the
 algorithm's bounds, or --assert-min/--assert-max; with --topology, that each
-process P_i has l_i..k_i of N_i+P_i InCS), that every machine accepts
+process P_i has l_i..k_i of N_i+P_i InCS; for the fault-tolerant global
+(l,k)-CS, 0..k and, after every exit, at least l InCS counting the crashes
+the exiter's detector has not reported), that every machine accepts
 the calls and messages it gets, and that no pending request is deadlocked.
 The result is ok, violation (with a shortest path; --trace writes it as a
 trace), or incomplete (a limit was hit: never ok). --search dfs explores
