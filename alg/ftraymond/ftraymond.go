@@ -151,6 +151,9 @@ type Machine struct {
 	// fenced is crashed_i when the current CS period began (the token's
 	// Crashed, cs.Fencing); empty outside the CS.
 	fenced cs.Set
+	// fixed: line 15 waits for |Π|-k permissions instead of n-k, so that
+	// line 42 does not move it (NewFixed).
+	fixed bool
 }
 
 // Validate checks p: 1 <= k <= n, l = 0, and at most k processes InCS
@@ -184,6 +187,20 @@ func New(p cs.Params) ([]cs.Machine, error) {
 	return ms, nil
 }
 
+// NewFixed returns the machines of New with a threshold that does not
+// decay: line 15 waits for |Π|-k permissions whatever n has become
+// (line 42 still decrements n, and line 41 still cancels a crashed
+// replier's permission). It is not the paper's algorithm: package ftgcs
+// builds on its complement one of the designs it dropped, and keeps it so
+// that the counterexample stays replayable (docs/ft-global-lk-cs.md).
+func NewFixed(p cs.Params) ([]cs.Machine, error) {
+	ms, err := New(p)
+	for _, m := range ms {
+		m.(*Machine).fixed = true
+	}
+	return ms, err
+}
+
 // Self is P_i.
 func (m *Machine) Self() cs.ID { return cs.ID(m.i) }
 
@@ -210,6 +227,16 @@ func (m *Machine) Initialized() bool { return m.initialized }
 // N is the paper's n at this process: the participants it does not know
 // to have crashed.
 func (m *Machine) N() int { return int(m.n) }
+
+// Start runs lines 1-7 if they have not run: the initialization starts.
+// A machine starts by itself at its first Entry or received message; a
+// composite whose own call must wait for the initialization starts it
+// with Start.
+func (m *Machine) Start(env cs.Env) { m.start(env) }
+
+// HasCrashed reports whether j is in crashed_i: i has handled CRASH(j)
+// (lines 37-42), sent by another process or by itself (line 45).
+func (m *Machine) HasCrashed(j cs.ID) bool { return m.crashed.Has(j) }
 
 // start runs lines 1-7 once: send INIT(i) to all.
 func (m *Machine) start(env cs.Env) {
@@ -270,7 +297,11 @@ func (m *Machine) request(env cs.Env) {
 
 // tryEnter is lines 15-16: wait until perm_count_i >= n-k; state_i := CS.
 func (m *Machine) tryEnter(env cs.Env) {
-	if m.state == requesting && m.permCount >= m.n-m.k {
+	need := m.n - m.k
+	if m.fixed {
+		need = m.size - m.k
+	}
+	if m.state == requesting && m.permCount >= need {
 		m.state = inCS
 		m.fenced = m.crashed.Clone()
 		env.Changed(cs.InCS)
