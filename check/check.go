@@ -447,8 +447,10 @@ func (c Config) validateFencing() error {
 // validateExitGuard checks that an exit guard (property.CrashBounds) can
 // be evaluated exactly: its Reported counts a trusting detector's
 // suspicion of a crashed process as a report, which holds only when no
-// process crashes before every module trusted it, as cs.TrustGated
-// machines ensure (crashes wait for their initialization).
+// process crashes before every module trusted it. Crashes wait for the
+// initialization of cs.Initializing machines, which must wait for those
+// trusts (cs.TrustGated declares it; a crash that finds a module that
+// never trusted the process is an error violation).
 func (c Config) validateExitGuard() error {
 	if c.Property.ExitGuard() == nil || c.Crashes == 0 {
 		return nil
@@ -457,8 +459,8 @@ func (c Config) validateExitGuard() error {
 		return nil
 	}
 	for i, m := range c.Machines {
-		if _, ok := m.(cs.TrustGated); !ok {
-			return fmt.Errorf("check: the exit guard under detector T needs every process to be trusted by every module before any crash, which process %d's machine (%T) does not ensure (cs.TrustGated): use detector P, or machines that initialize only once trusted", i+1, m)
+		if _, ok := m.(cs.Initializing); !ok {
+			return fmt.Errorf("check: the exit guard under detector T needs every process to be trusted by every module before any crash, which process %d's machine (%T) cannot ensure: it has no initialization for crashes to wait for (cs.Initializing); use detector P", i+1, m)
 		}
 	}
 	return nil

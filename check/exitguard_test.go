@@ -133,14 +133,14 @@ func TestExitGuardInitial(t *testing.T) {
 	}
 }
 
-// TestExitGuardTrustingNeedsTrustGated: under T, a suspicion of a crashed
-// process is a report only if a trust came first, which the state does not
-// record; machines that are not cs.TrustGated could crash before, so the
-// configuration is refused.
-func TestExitGuardTrustingNeedsTrustGated(t *testing.T) {
+// TestExitGuardTrustingNeedsInitializing: under T, a suspicion of a
+// crashed process is a report only if a trust came first, which the state
+// does not record; machines that are not cs.Initializing could crash
+// before, so the configuration is refused.
+func TestExitGuardTrustingNeedsInitializing(t *testing.T) {
 	_, err := Run(Config{Machines: idles(3, 1, 2), Property: ftGlobal(t, 3, 1, 2), Budget: 1, Crashes: 1, Detector: Trusting{}})
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cs.TrustGated") {
-		t.Fatalf("got %v, want the configuration refused for want of cs.TrustGated", err)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cs.Initializing") {
+		t.Fatalf("got %v, want the configuration refused for want of cs.Initializing", err)
 	}
 	if _, err := Run(Config{Machines: idles(3, 1, 2), Property: ftGlobal(t, 3, 1, 2), Budget: 1, Detector: Trusting{}}); err != nil {
 		t.Fatalf("without crashes: %v", err)
@@ -248,29 +248,27 @@ func TestExitGuardRecovery(t *testing.T) {
 	}
 }
 
-// falselyGated is idle, claiming cs.TrustGated while it initializes at
-// once, trusted or not.
-type falselyGated struct{ idle }
+// initialized is idle with an initialization that is over at once,
+// trusted or not.
+type initialized struct{ idle }
 
-func (m *falselyGated) Clone() cs.Machine           { c := *m; return &c }
-func (m *falselyGated) Suspect(cs.Env, cs.ID) error { return nil }
-func (m *falselyGated) Trust(cs.Env, cs.ID) error   { return nil }
-func (m *falselyGated) Initialized() bool           { return true }
-func (m *falselyGated) TrustGated()                 {}
-func (m *falselyGated) AppendState(b []byte) []byte { return m.idle.AppendState(b) }
+func (m *initialized) Clone() cs.Machine           { c := *m; return &c }
+func (m *initialized) Suspect(cs.Env, cs.ID) error { return nil }
+func (m *initialized) Trust(cs.Env, cs.ID) error   { return nil }
+func (m *initialized) Initialized() bool           { return true }
 
 // TestExitGuardUntrustedCrash: a crash that a trusting detector's module
 // has not trusted yet is an error under an exit guard (that module would
-// never report it, and the guard would count its suspicion as a report),
-// which contradicts the machines' cs.TrustGated.
+// never report it, and the guard would count its suspicion as a report):
+// the machines' initialization does not wait for the trusts.
 func TestExitGuardUntrustedCrash(t *testing.T) {
-	ms := []cs.Machine{&falselyGated{idle{self: 1, state: cs.InCS}}, &falselyGated{idle{self: 2, state: cs.OutCS}}}
+	ms := []cs.Machine{&initialized{idle{self: 1, state: cs.InCS}}, &initialized{idle{self: 2, state: cs.OutCS}}}
 	res, err := Run(Config{Machines: ms, Property: ftGlobal(t, 2, 1, 2), Crashes: 1, Detector: Trusting{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Verdict != Violated || res.Violation.Kind != KindError || res.Violation.Detail !=
-		"P1 crashed before P2's trusting detector ever trusted it: the exit guard cannot tell that crash's suspicion from a report (cs.TrustGated machines initialize only once trusted)" {
+		"P1 crashed before P2's trusting detector ever trusted it: the exit guard cannot tell that crash's suspicion from a report: the machines' initialization must wait for every module's trust, as cs.TrustGated declares" {
 		t.Fatalf("%s %+v", res.Verdict, res.Violation)
 	}
 }

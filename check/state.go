@@ -88,7 +88,7 @@ func (v stateView) InCS(id cs.ID) bool {
 // a process has crashed InCS when it is in zombies, and i's detector has
 // reported j's crash when j has crashed and i suspects it. The latter is
 // exact under P (it suspects only the crashed), under T once every module
-// has trusted every process (Config.Validate asks for cs.TrustGated
+// has trusted every process (Config.Validate asks for cs.Initializing
 // machines, and a crash before that is an error), and under S it counts a
 // suspicion that the crash made true.
 type crashView struct{ stateView }
@@ -639,14 +639,15 @@ func (x *model) fenceOf(p proc) fence {
 // untrustedCrash fails when process j crashes while a live module of a
 // trusting detector has never trusted it (it still suspects j, live): that
 // module will never report the crash, which crashView.Reported would count
-// as reported. cs.TrustGated machines exclude it (Config.Validate).
+// as reported. Machines whose initialization waits for every module's
+// trust (cs.TrustGated) exclude it: crashes wait for the initialization.
 func (w *stepper) untrustedCrash(j cs.ID) {
 	if _, ok := w.x.detector.(Trusting); !ok {
 		return
 	}
 	for i := range w.next.procs {
 		if id := cs.ID(i + 1); id != j && !w.next.isCrashed(id) && w.next.suspect[i]&bit(j) != 0 {
-			w.fail(KindError, fmt.Sprintf("P%d crashed before P%d's trusting detector ever trusted it: the exit guard cannot tell that crash's suspicion from a report (cs.TrustGated machines initialize only once trusted)", j, id))
+			w.fail(KindError, fmt.Sprintf("P%d crashed before P%d's trusting detector ever trusted it: the exit guard cannot tell that crash's suspicion from a report: the machines' initialization must wait for every module's trust, as cs.TrustGated declares", j, id))
 			return
 		}
 	}
