@@ -88,9 +88,11 @@ type Machine struct {
 	state cs.State
 	phase phase
 	kside *ftraymond.Machine
-	// lside is an *Inclusion, or the complement of an Algorithm 1 machine
-	// for the dropped designs.
-	lside cs.Machine
+	// lside is an *Inclusion, or, for the dropped designs, cs.Co(dropped):
+	// the complement of an Algorithm 1 machine, whose initialization the
+	// machine reads (cs.Co does not pass cs.Initializing on).
+	lside   cs.Machine
+	dropped *ftraymond.Machine
 }
 
 // gated is a Machine with the Locks design, which declares cs.TrustGated.
@@ -147,7 +149,8 @@ func New(p cs.Params, design string) ([]cs.Machine, error) {
 			ms[i] = gated{m}
 			continue
 		}
-		m.lside = cs.Co(ls[i])
+		m.dropped = ls[i].(*ftraymond.Machine)
+		m.lside = cs.Co(m.dropped)
 		ms[i] = m
 	}
 	return ms, nil
@@ -176,16 +179,10 @@ func (m *Machine) Pending() cs.Op {
 // the k side's, and the l side's too for the dropped designs, which run
 // their own.
 func (m *Machine) Initialized() bool {
-	if l, ok := m.lsideInit(); ok && !l.Initialized() {
+	if m.dropped != nil && !m.dropped.Initialized() {
 		return false
 	}
 	return m.kside.Initialized()
-}
-
-// lsideInit returns the l side's initialization, for the dropped designs.
-func (m *Machine) lsideInit() (cs.Initializing, bool) {
-	l, ok := m.lside.(cs.Initializing)
-	return l, ok
 }
 
 func (m *Machine) lenv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LsideTag} }
@@ -319,7 +316,12 @@ func (m *Machine) Clone() cs.Machine { return m.clone() }
 func (m *Machine) clone() *Machine {
 	c := *m
 	c.kside = m.kside.Clone().(*ftraymond.Machine)
-	c.lside = m.lside.Clone()
+	if m.dropped != nil {
+		c.dropped = m.dropped.Clone().(*ftraymond.Machine)
+		c.lside = cs.Co(c.dropped)
+	} else {
+		c.lside = m.lside.Clone()
+	}
 	return &c
 }
 

@@ -1,6 +1,7 @@
 package ftgcs_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -211,7 +212,7 @@ func TestDroppedDesignsBreakS2(t *testing.T) {
 			r := newRun(t, c.n, c.l, c.k, initial, c.design, seed, false)
 			for s := 0; s < 2000; s++ {
 				ok, err := r.step(c.crashes)
-				if _, broke := err.(*property.CrashFailure); broke {
+				if broke(err) {
 					found = seed
 					t.Logf("%s: seed %d: %v", c.design, seed, err)
 					break
@@ -228,4 +229,12 @@ func TestDroppedDesignsBreakS2(t *testing.T) {
 			t.Errorf("%s n=%d l=%d k=%d: no S2 violation in 2000 random runs", c.design, c.n, c.l, c.k)
 		}
 	}
+}
+
+// broke reports whether err is a broken S2: found by the run's own check
+// after an exit, or by the network, which evaluates the exit guard too.
+func broke(err error) bool {
+	var v *testnet.Violation
+	_, own := err.(*property.CrashFailure)
+	return own || errors.As(err, &v) && v.Kind == testnet.KindBounds
 }
