@@ -8,7 +8,7 @@ import (
 )
 
 // TestCluster: critsec cluster runs 5 real node processes of raymond,
-// kmutex and gcs with chaos (connections cut by every node every 100 ms,
+// kmutex, gcs and ftgcs (with its failure detector) with chaos (connections cut by every node every 100 ms,
 // one node killed with SIGKILL and restarted); the merged trace of their
 // logs passes the trace checker, and the clients completed entries.
 func TestCluster(t *testing.T) {
@@ -20,6 +20,7 @@ func TestCluster(t *testing.T) {
 		{"--alg", "raymond", "--k", "1"},
 		{"--alg", "kmutex", "--k", "2"},
 		{"--alg", "gcs", "--l", "1", "--k", "3"},
+		{"--alg", "ftgcs", "--l", "2", "--k", "3"},
 	} {
 		t.Run(c[1], func(t *testing.T) {
 			args := append([]string{"cluster", "--n", "5", "--duration", d, "--chaos", "--kills", "1", "--cut", "100ms", "--dir", t.TempDir()}, c...)

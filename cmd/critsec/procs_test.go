@@ -200,3 +200,77 @@ func liveCluster(t *testing.T, problem string, n int, start func(*procCluster, c
 	}
 	return c, ctx, do
 }
+
+// TestFaultTolerantGlobalKilled: ftgcs (n = 3, l = 1, k = 2) as three
+// real processes with the network failure detector, in each mode. P1 and
+// P2 are InCS and P3's entry waits when P1 is killed with SIGKILL: P2
+// stays InCS while the detectors find the crash, P3 then enters, and P2
+// and P3 go on taking turns, each exit granted by the other. The merged
+// trace, with P1's crash at the kill time, keeps 1..2 members InCS.
+func TestFaultTolerantGlobalKilled(t *testing.T) {
+	for _, mode := range []string{node.ModeCrashStop, node.ModeMajority} {
+		t.Run(mode, func(t *testing.T) {
+			problem := "alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  heartbeat: 100ms\n  timeout: 1s\n  mode: " + mode + "\n"
+			c, ctx, do := liveCluster(t, problem, 3, nil)
+			if a := do(1, "status"); a.State != "InCS" {
+				t.Fatalf("P1 does not start InCS (processes 1..l do): %+v", a)
+			}
+			do(2, "enter")
+			// P1's exit waits for its initialization, over once P2 and P3
+			// trust it: their detectors then report its crash.
+			do(1, "exit")
+			do(1, "enter")
+			entered := make(chan time.Time, 1)
+			go func() {
+				ctl := c.ctl(3)
+				defer ctl.Close()
+				if a, err := ctl.Do(ctx, "enter", 20*time.Second); err == nil && a.State == "InCS" {
+					entered <- time.Now()
+				}
+				close(entered)
+			}()
+			for do(3, "status").Pending != "entry" {
+				select {
+				case <-ctx.Done():
+					t.Fatal("P3's entry never became pending")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			c.kill(1)
+			killed := time.Now()
+			at, ok := <-entered
+			if !ok {
+				t.Fatalf("P3 never entered after P1 was killed:\n%s", runLog(c, 3))
+			}
+			if a := do(2, "status"); a.State != "InCS" {
+				t.Fatalf("P2 left the CS by itself: %+v", a)
+			}
+			t.Logf("P3 entered %v after P1 was killed", at.Sub(killed))
+			for range 3 {
+				do(2, "exit")
+				do(2, "enter")
+				do(3, "exit")
+				do(3, "enter")
+			}
+			c.stop()
+			var b bytes.Buffer
+			crash := trace.Event{T: float64(killed.UnixNano()) / 1e9, Ev: trace.EvCrash, Node: 1}
+			if _, err := node.WriteClusterTrace(c.cfg, &b, crash); err != nil {
+				t.Fatal(err)
+			}
+			text := b.String()
+			rep, err := trace.Check(&b)
+			if err != nil || rep.Violation != nil {
+				t.Fatalf("merged trace: %v %v", err, rep.Violation)
+			}
+			if rep.MinInCS < 1 || rep.MaxInCS > 2 || rep.Entries[2] < 4 || rep.Entries[3] < 4 {
+				t.Errorf("merged trace: %d..%d InCS, entries %v", rep.MinInCS, rep.MaxInCS, rep.Entries)
+			}
+			for _, want := range []string{`"ev":"crash","node":1`, `"ev":"suspect","node":3,"who":1`} {
+				if !strings.Contains(text, want) {
+					t.Errorf("merged trace has no %s", want)
+				}
+			}
+		})
+	}
+}
