@@ -210,7 +210,7 @@ func liveCluster(t *testing.T, problem string, n int, start func(*procCluster, c
 func TestFaultTolerantGlobalKilled(t *testing.T) {
 	for _, mode := range []string{node.ModeCrashStop, node.ModeMajority} {
 		t.Run(mode, func(t *testing.T) {
-			problem := "alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  heartbeat: 100ms\n  timeout: 1s\n  mode: " + mode + "\n"
+			problem := "alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  heartbeat: 100ms\n  timeout: 2s\n  mode: " + mode + "\n"
 			c, ctx, do := liveCluster(t, problem, 3, nil)
 			if a := do(1, "status"); a.State != "InCS" {
 				t.Fatalf("P1 does not start InCS (processes 1..l do): %+v", a)
