@@ -13,12 +13,13 @@ type step struct {
 	copies int
 }
 
-// killed is what followed one kill: the first copy started after it (the
-// replacement; 0 if none), and the fewest and most copies from the kill
-// to the replacement (detection) and from the replacement to the next
-// kill or the end (after recovery).
+// killed is what followed one kill: the killed member's copy's last
+// record (gone, at least the kill's time), the first copy started after
+// the kill (the replacement; 0 if none), and the fewest and most copies
+// from gone to the replacement (detection) and from the replacement to
+// the next kill or the end (after recovery).
 type killed struct {
-	t, replaced          int64
+	t, gone, replaced    int64
 	member               int
 	minDuring, maxDuring int
 	minAfter, maxAfter   int
@@ -67,6 +68,7 @@ func analyze(recs []record, k int) (*analysis, error) {
 	}
 	// A killed member's copy ran until the kill at least: the kill record
 	// comes before the copy's death, its last beat may come before both.
+	gone := map[int64]int64{}
 	for _, r := range kills {
 		var last *span
 		for _, s := range spans {
@@ -74,8 +76,10 @@ func analyze(recs []record, k int) (*analysis, error) {
 				last = s
 			}
 		}
+		gone[r.t] = r.t
 		if last != nil {
 			last.to = max(last.to, r.t)
+			gone[r.t] = last.to
 		}
 	}
 	if a.end < 0 {
@@ -117,17 +121,17 @@ func analyze(recs []record, k int) (*analysis, error) {
 	slices.Sort(starts)
 	slices.SortFunc(kills, func(x, y record) int { return cmp.Compare(x.t, y.t) })
 	for i, r := range kills {
-		kl := killed{t: r.t, member: r.member}
+		kl := killed{t: r.t, gone: gone[r.t], member: r.member}
 		next := a.end
 		if i+1 < len(kills) {
 			next = kills[i+1].t
 		}
 		if j := slices.IndexFunc(starts, func(s int64) bool { return s > r.t }); j >= 0 && starts[j] < next {
 			kl.replaced = starts[j]
-			kl.minDuring, kl.maxDuring = a.span(r.t+1, kl.replaced)
+			kl.minDuring, kl.maxDuring = a.span(kl.gone+1, kl.replaced)
 			kl.minAfter, kl.maxAfter = a.span(kl.replaced, next)
 		} else {
-			kl.minDuring, kl.maxDuring = a.span(r.t+1, next)
+			kl.minDuring, kl.maxDuring = a.span(kl.gone+1, next)
 		}
 		a.kills = append(a.kills, kl)
 	}

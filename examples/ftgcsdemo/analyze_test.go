@@ -45,7 +45,7 @@ func TestAnalyze(t *testing.T) {
 		t.Fatalf("kills %+v", a.kills)
 	}
 	k := a.kills[0]
-	if k.member != 1 || k.replaced-k.t != 590 || k.minDuring != 2 || k.maxDuring != 2 || k.minAfter != 3 || k.maxAfter != 3 {
+	if k.member != 1 || k.gone != 310 || k.replaced-k.t != 590 || k.minDuring != 2 || k.maxDuring != 2 || k.minAfter != 3 || k.maxAfter != 3 {
 		t.Errorf("kill %+v: want P1 replaced after 590, 2..2 during, 3..3 after", k)
 	}
 	if got, got2 := a.count(305), a.count(311); got != 3 || got2 != 2 {

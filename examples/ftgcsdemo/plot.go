@@ -60,13 +60,13 @@ func plot(path string, l, k int, out string) error {
 		t.Add(label, sec(kl.t), 0)
 		t.Add(label, sec(kl.t), float64(k)+1.5)
 		if kl.replaced == 0 {
-			fmt.Printf("kill %d (P%d at %.1f s): no copy started after it; %d..%d copies until the end\n",
-				i+1, kl.member, sec(kl.t), kl.minDuring, kl.maxDuring)
+			fmt.Printf("kill %d (P%d at %.1f s): its copy's last record %s after the kill, no copy started after it; %d..%d copies until the end\n",
+				i+1, kl.member, sec(kl.t), ms(kl.gone-kl.t), kl.minDuring, kl.maxDuring)
 			errs = append(errs, fmt.Errorf("kill %d: no replacement", i+1))
 			continue
 		}
-		fmt.Printf("kill %d (P%d at %.1f s): a new copy started %s later; %d..%d copies until then, %d..%d after\n",
-			i+1, kl.member, sec(kl.t), ms(kl.replaced-kl.t), kl.minDuring, kl.maxDuring, kl.minAfter, kl.maxAfter)
+		fmt.Printf("kill %d (P%d at %.1f s): its copy's last record %s after the kill, a new copy's first %s after; %d..%d copies in between, %d..%d after\n",
+			i+1, kl.member, sec(kl.t), ms(kl.gone-kl.t), ms(kl.replaced-kl.t), kl.minDuring, kl.maxDuring, kl.minAfter, kl.maxAfter)
 		if kl.minAfter < l {
 			errs = append(errs, fmt.Errorf("kill %d: %d copies after the recovery, under l = %d", i+1, kl.minAfter, l))
 		}
