@@ -50,6 +50,9 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "serve":
+		if *member < 1 || *every <= 0 {
+			fail(fmt.Errorf("serve: -member %d -every %v: give the member's id and a positive interval", *member, *every))
+		}
 		err = serve(*logPath, *member, *addr, *every)
 	case "running":
 		var ms []int
@@ -61,6 +64,9 @@ func main() {
 	case "wait":
 		err = wait(*logPath, *copies, *timeout)
 	case "kill":
+		if *pid <= 0 || *member < 1 {
+			fail(fmt.Errorf("kill: -pid %d -member %d: give the process id of the member's critsec run and the member's id", *pid, *member))
+		}
 		if err = appendRecord(*logPath, kindKill, *member, *pid); err == nil {
 			err = syscall.Kill(*pid, syscall.SIGKILL)
 		}
@@ -71,11 +77,17 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown subcommand %q: give serve, running, wait, kill, end or plot", os.Args[1])
 	}
+	var broken boundsBroken
+	if errors.As(err, &broken) {
+		fmt.Fprintln(os.Stderr, "ftgcsdemo:", err)
+		os.Exit(1)
+	}
 	if err != nil {
 		fail(err)
 	}
 }
 
+// fail reports err, a bad input or a failure to run, with exit status 2.
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "ftgcsdemo:", err)
 	os.Exit(2)
