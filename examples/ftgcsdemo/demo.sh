@@ -10,7 +10,8 @@
 # running over time, prints the numbers and draws PLOT. It fails if more
 # than k copies ever ran, if fewer than l ran after a recovery, or if a
 # copy is left once every member has stopped. The files stay in a
-# temporary directory, printed first.
+# temporary directory, printed first. STEADY (seconds, default 10) is the
+# wait after each step.
 set -euo pipefail
 critsec=$(realpath "$1"); demo=$(realpath "$2"); plot=$(realpath -m "$3")
 steady=${STEADY:-10}
