@@ -38,7 +38,7 @@ import (
 //	  ca: tls/ca.crt        # the cluster CA's certificate
 //	  cert: tls/node-{id}.crt  # this node's certificate and key; {id} is the node's id
 //	  key: tls/node-{id}.key
-//	detector:             # algorithms that take failure-detector input (ftraymond) only
+//	detector:             # algorithms that take failure-detector input (ftraymond, ftgcs) only
 //	  heartbeat: 100ms    # the most a live link stays silent
 //	  timeout: 500ms      # a trusted peer silent this long is declared crashed
 //	  fence: 250ms        # critsec run stops its command after this long without every peer's echo
@@ -365,7 +365,7 @@ func (c *Config) parseDetector(v *yaml.Node) error {
 	_, detecting := ms[0].(cs.Detecting)
 	if !detecting {
 		if v != nil {
-			return fmt.Errorf("%s takes no failure-detector input: remove the field (ftraymond does)", c.Problem.Alg.Name)
+			return fmt.Errorf("%s takes no failure-detector input: remove the field (ftraymond and ftgcs do)", c.Problem.Alg.Name)
 		}
 		return nil
 	}

@@ -320,7 +320,7 @@ func start(cfg *Config, id cs.ID, o Options, log *slog.Logger, rp *replay, wl *w
 // refusedCrashed is why a node that peer refuses as crashed stops.
 func refusedCrashed(peer cs.ID) error {
 	return fmt.Errorf("%w: P%d refuses this node: it declared it crashed, and a member declared crashed cannot rejoin "+
-		"(ftraymond has no join protocol): the cluster goes on without it", ErrCrashed, peer)
+		"(ftraymond and ftgcs have no join protocol): the cluster goes on without it", ErrCrashed, peer)
 }
 
 // action is what the driver does for one input once the input's group

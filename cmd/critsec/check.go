@@ -106,7 +106,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.BoolVar(&f.liveness, "liveness", false, "search for starvation instead: a request that a weakly fair scheduler postpones forever, in the continuations with unlimited calls of the states reachable under --budget; a lasso-shaped counterexample (docs/design/liveness.md)")
 	fs.IntVar(&f.livenessStates, "liveness-states", check.DefaultLivenessStates, "with --liveness: state limit of each process's continuation graph")
 	fs.IntVar(&f.fairBound, "fair-bound", 0, "with --liveness: explore only continuations in which no action stays enabled more than this many consecutive steps without being taken (bounded fairness; keeps the graph finite when counters grow); 0: exact weak fairness")
-	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens (ftraymond, raymond): at k = 1 every entry's seq exceeds every earlier entry's, and at most k holders (InCS, or crashed InCS) are named by no holder's token (docs/fencing.md); more states")
+	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens (ftraymond, ftgcs, raymond): at k = 1 every entry's seq exceeds every earlier entry's, and at most k holders (InCS, or crashed InCS) are named by no holder's token (docs/fencing.md); more states")
 	addCheckCrashFlags(fs, &f.faults)
 	return cmd
 }
@@ -398,7 +398,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 // ms give no fencing tokens.
 func checkFencing(on bool, alg string, ms []cs.Machine) error {
 	if _, ok := ms[0].(cs.Fencing); on && !ok {
-		return badInput("--fencing: %s gives no fencing tokens (ftraymond and raymond do; docs/fencing.md): leave --fencing out, or choose one of them", alg)
+		return badInput("--fencing: %s gives no fencing tokens (ftraymond, ftgcs and raymond do; docs/fencing.md): leave --fencing out, or choose one of them", alg)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ var clusterFlags struct {
 	fsync    bool
 	dir      string
 	seed     uint64
+	timeout  time.Duration
 }
 
 var clusterCmd = &cobra.Command{
@@ -40,7 +41,11 @@ control sockets: one client per node loops enter -> exit (CS time 0) for
 --duration. With --chaos, each node closes one of its connections at random
 every --cut, and --kills times (at random moments of the run's first 70 %)
 a random node is killed with SIGKILL and started again 100-300 ms later; its
-client then waits for the request its node restored from its log.
+client then waits for the request its node restored from its log. An
+algorithm with a failure detector (ftraymond, ftgcs) gets a timeout of
+--detector-timeout, by default 2 s with --chaos: a killed node must be back
+before its peers declare it crashed, since a member declared crashed cannot
+rejoin, and on a loaded machine a restart can take most of a second.
 
 At the end the nodes are stopped, their write-ahead logs merged into one
 trace (DIR/cluster.jsonl, runtime node, t wall-clock seconds), and the
@@ -68,6 +73,7 @@ func init() {
 	f.BoolVar(&clusterFlags.fsync, "fsync", true, "fsync the nodes' logs")
 	f.StringVar(&clusterFlags.dir, "dir", "", "directory for the files (default: a new temporary directory, kept)")
 	f.Uint64Var(&clusterFlags.seed, "seed", 1, "seed of the chaos's choices")
+	f.DurationVar(&clusterFlags.timeout, "detector-timeout", 0, "an algorithm with a failure detector: the detector's timeout (default: 2s with --chaos, else the node's 500ms)")
 	rootCmd.AddCommand(clusterCmd)
 }
 
@@ -97,6 +103,17 @@ func runCluster(c *cobra.Command, _ []string) error {
 		return badInput("cluster: %v", err)
 	}
 	l, k := probe.Problem.Params.L, probe.Problem.Params.K
+	if timeout := f.timeout; probe.Detector.Heartbeat > 0 && (timeout > 0 || f.chaos) {
+		if timeout == 0 {
+			timeout = chaosTimeout
+		}
+		problem += fmt.Sprintf("detector:\n  timeout: %s\n", timeout)
+		if _, err := node.ParseConfig("--detector-timeout", []byte(problem+"members:\n"+membersYAML(f.n)+"data: d\ntls:\n  ca: a\n  cert: b\n  key: c\n")); err != nil {
+			return badInput("cluster: %v", err)
+		}
+	} else if timeout > 0 {
+		return badInput("cluster: --detector-timeout: %s takes no failure-detector input: leave the flag out", f.alg)
+	}
 	dir := f.dir
 	if dir == "" {
 		var err error
@@ -176,6 +193,10 @@ func runCluster(c *cobra.Command, _ []string) error {
 	fmt.Fprintf(out, "trace check: ok, #InCS stayed in %d..%d (bounds %d..%d)\n", rep.MinInCS, rep.MaxInCS, rep.Lo, rep.Hi)
 	return nil
 }
+
+// chaosTimeout is the detector's timeout with --chaos: well above a killed
+// node's restart (100-300 ms, then the process's start) on a loaded machine.
+const chaosTimeout = 2 * time.Second
 
 // membersYAML lists n members with placeholder addresses, to validate a
 // problem before any file is written.

@@ -31,7 +31,7 @@ const defaultDetectDelay = 1
 
 func addSimCrashFlags(fs *pflag.FlagSet, f *crashFlags) {
 	fs.StringVar(&f.crash, "crash", "", "crash processes: NODE@TIME,... (e.g. 3@50,7@80), or random:COUNT:FROM:TO (COUNT distinct processes at times uniform in FROM..TO, drawn from --seed); a crashed process stops for good")
-	fs.StringVar(&f.detector, "detector", "P", "failure-detector class of every process: P (perfect), T (trusting: suspects everyone until it trusts them within --detect-delay) or S (strong: false suspicions of all but one correct process); given to algorithms that take detector input (ftraymond)")
+	fs.StringVar(&f.detector, "detector", "P", "failure-detector class of every process: P (perfect), T (trusting: suspects everyone until it trusts them within --detect-delay) or S (strong: false suspicions of all but one correct process); given to algorithms that take detector input (ftraymond, ftgcs)")
 	fs.Float64Var(&f.detectDelay, "detect-delay", defaultDetectDelay, "time from a crash to its detection at every live process, time units, >= 0 (also T's time to trust and S's false-suspicion length)")
 }
 

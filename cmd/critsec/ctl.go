@@ -35,7 +35,7 @@ completes; it cannot be withdrawn, so after an enter, exit once InCS) or
 "dropped" (the node had not taken it: nothing happened; ask again). waiting_on, while a request is pending, lists the peers the
 node sent a message to since the request began that have sent nothing
 back since (docs/network.md). fence, while InCS with an algorithm that
-gives fencing tokens (ftraymond, raymond), is the CS period's token:
+gives fencing tokens (ftraymond, ftgcs, raymond), is the CS period's token:
 {"seq":7,"crashed":[2]} (docs/fencing.md).
 
 Exit status: 0 done; 2 bad input; 3 the node is unreachable, refused the

@@ -150,6 +150,17 @@ func TestFaultTolerantKilled(t *testing.T) {
 		do(4, "exit")
 		do(3, "enter")
 	}
+	rep := killedTrace(t, c, killed, 2)
+	if rep.MaxInCS > 2 || rep.Entries[3] < 4 || rep.Entries[4] < 3 {
+		t.Errorf("merged trace: max %d InCS, entries %v", rep.MaxInCS, rep.Entries)
+	}
+}
+
+// killedTrace stops cluster c whose P1 was killed at killed, merges its
+// logs with P1's crash at that time, and checks the trace: no violation,
+// and P1's crash and a suspicion of P1 by P(suspecter) in it.
+func killedTrace(t *testing.T, c *procCluster, killed time.Time, suspecter cs.ID) *trace.Report {
+	t.Helper()
 	c.stop()
 	var b bytes.Buffer
 	crash := trace.Event{T: float64(killed.UnixNano()) / 1e9, Ev: trace.EvCrash, Node: 1}
@@ -161,14 +172,12 @@ func TestFaultTolerantKilled(t *testing.T) {
 	if err != nil || rep.Violation != nil {
 		t.Fatalf("merged trace: %v %v", err, rep.Violation)
 	}
-	if rep.MaxInCS > 2 || rep.Entries[3] < 4 || rep.Entries[4] < 3 {
-		t.Errorf("merged trace: max %d InCS, entries %v", rep.MaxInCS, rep.Entries)
-	}
-	for _, want := range []string{`"ev":"crash","node":1`, `"ev":"suspect","node":2,"who":1`} {
+	for _, want := range []string{`"ev":"crash","node":1`, fmt.Sprintf(`"ev":"suspect","node":%d,"who":1`, suspecter)} {
 		if !strings.Contains(text, want) {
 			t.Errorf("merged trace has no %s", want)
 		}
 	}
+	return rep
 }
 
 // liveCluster starts a cluster of n real processes for problem on
@@ -242,4 +251,63 @@ func metricsOf(ctx context.Context, c *procCluster, id cs.ID) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return string(b)
+}
+
+// TestFaultTolerantGlobalKilled: ftgcs (n = 3, l = 1, k = 2) as three
+// real processes with the network failure detector, in each mode. P1 and
+// P2 are InCS and P3's entry waits when P1 is killed with SIGKILL: P2
+// stays InCS while the detectors find the crash, P3 then enters, and P2
+// and P3 go on taking turns, each exit granted by the other. The merged
+// trace, with P1's crash at the kill time, keeps 1..2 members InCS.
+func TestFaultTolerantGlobalKilled(t *testing.T) {
+	for _, mode := range []string{node.ModeCrashStop, node.ModeMajority} {
+		t.Run(mode, func(t *testing.T) {
+			problem := "alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  heartbeat: 100ms\n  timeout: 2s\n  mode: " + mode + "\n"
+			c, ctx, do := liveCluster(t, problem, 3, nil)
+			if a := do(1, "status"); a.State != "InCS" {
+				t.Fatalf("P1 does not start InCS (processes 1..l do): %+v", a)
+			}
+			do(2, "enter")
+			// P1's exit waits for its initialization, over once P2 and P3
+			// trust it: their detectors then report its crash.
+			do(1, "exit")
+			do(1, "enter")
+			entered := make(chan time.Time, 1)
+			go func() {
+				ctl := c.ctl(3)
+				defer ctl.Close()
+				if a, err := ctl.Do(ctx, "enter", 20*time.Second); err == nil && a.State == "InCS" {
+					entered <- time.Now()
+				}
+				close(entered)
+			}()
+			for do(3, "status").Pending != "entry" {
+				select {
+				case <-ctx.Done():
+					t.Fatal("P3's entry never became pending")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			c.kill(1)
+			killed := time.Now()
+			at, ok := <-entered
+			if !ok {
+				t.Fatalf("P3 never entered after P1 was killed:\n%s", runLog(c, 3))
+			}
+			if a := do(2, "status"); a.State != "InCS" {
+				t.Fatalf("P2 left the CS by itself: %+v", a)
+			}
+			t.Logf("P3 entered %v after P1 was killed", at.Sub(killed))
+			for range 3 {
+				do(2, "exit")
+				do(2, "enter")
+				do(3, "exit")
+				do(3, "enter")
+			}
+			rep := killedTrace(t, c, killed, 3)
+			if rep.MinInCS < 1 || rep.MaxInCS > 2 || rep.Entries[2] < 4 || rep.Entries[3] < 4 {
+				t.Errorf("merged trace: %d..%d InCS, entries %v", rep.MinInCS, rep.MaxInCS, rep.Entries)
+			}
+		})
+	}
 }

@@ -57,11 +57,14 @@ a copy, and asks again after --cooldown (always, signal); 0 never leaves.
 
 CMD runs under a watchdog (critsec watchdog, the leader of CMD's process
 group) that kills the whole group with SIGKILL when this process dies, and,
-with an algorithm that acts on failure suspicions (ftraymond), when the
-node's lease lapses: the detector's fence time without every needed peer's
-echo, plus its grace. The cluster file's detector section sets them and the
-mode (crash-stop or majority); docs/fencing.md has the argument. A copy of
-CMD left by an earlier run of this member is killed before it may enter.
+with an algorithm that acts on failure suspicions (ftraymond, ftgcs), when
+the node's lease lapses: the detector's fence time without every needed
+peer's echo, plus its grace. The cluster file's detector section sets them
+and the mode (crash-stop or majority); docs/fencing.md has the argument. In
+crash-stop mode a crash of any member stops every copy until it is
+declared, so ftgcs with l > 0 is refused there: it needs majority mode. A
+copy of CMD left by an earlier run of this member is killed before it may
+enter.
 
 SIGINT or SIGTERM stops CMD, leaves the CS (waiting up to --leave-timeout),
 and stops the node. Exit status: 0 stopped by a signal; 2 bad input; 3 the
@@ -123,6 +126,9 @@ func runRun(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := lowerBoundMode(cfg, f.config); err != nil {
+		return err
+	}
 	nodeLog := slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 	log := nodeLog.With("node", int(id)) // the node adds its id to its own lines
 	exe, err := os.Executable()
@@ -174,6 +180,22 @@ func runRun(c *cobra.Command, args []string) error {
 	case err = <-srvErr:
 	}
 	return r.shutdown(err, f.leaveTimeout)
+}
+
+// lowerBoundMode refuses a cluster whose lower bound fencing would break
+// at every crash: an algorithm that acts on suspicions with l > 0 in
+// crash-stop mode, where a crash of any peer stops every holder's command
+// until the peer is declared crashed (docs/fencing.md, "Two modes"). In
+// majority mode the lease needs only a majority's echoes, so the copies of
+// the live holders run on through the crash of a minority.
+func lowerBoundMode(cfg *node.Config, path string) error {
+	l := cfg.Problem.Params.L
+	if cfg.Detector.Heartbeat == 0 || l == 0 || cfg.Detector.Mode == node.ModeMajority {
+		return nil
+	}
+	return badInput("run: %s: %s with l = %d needs the detector's majority mode (detector: mode: majority): "+
+		"in crash-stop mode a crash of any member stops every copy for about timeout - fence (%v), below l (docs/fencing.md)",
+		path, cfg.Problem.Alg.Name, l, cfg.Detector.Timeout-cfg.Detector.Fence)
 }
 
 // runner drives a node and a supervisor for critsec run: the command runs

@@ -179,3 +179,38 @@ func TestRunFenceEnv(t *testing.T) {
 	}
 	do(3, "exit")
 }
+
+// TestRunLowerBoundNeedsMajority: critsec run refuses ftgcs with l > 0 in
+// crash-stop mode, where every crash would stop every copy, with one line
+// that names the fix; with l = 0 (no lower bound) crash-stop is taken.
+func TestRunLowerBoundNeedsMajority(t *testing.T) {
+	for _, tc := range []struct {
+		problem string
+		refused bool
+	}{
+		{"alg: ftgcs\nn: 3\nl: 1\nk: 2\n", true},
+		{"alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  mode: crash-stop\n", true},
+		{"alg: ftgcs\nn: 3\nl: 0\nk: 2\n", false},
+		{"alg: ftgcs\nn: 3\nl: 1\nk: 2\ndetector:\n  mode: majority\n", false},
+	} {
+		c, err := newProcCluster(t.TempDir(), tc.problem, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := node.ReadConfig(c.cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = lowerBoundMode(cfg, c.cfgPath)
+		if !tc.refused {
+			if err != nil {
+				t.Errorf("%q refused: %v", tc.problem, err)
+			}
+			continue
+		}
+		code, out := runCLI(t, "run", "--config", c.cfgPath, "--id", "1", "--", "true")
+		if code != 2 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "mode: majority") {
+			t.Errorf("%q: exit %d, want 2 and one line naming majority mode:\n%s", tc.problem, code, out)
+		}
+	}
+}

@@ -97,7 +97,7 @@ Exit status: 0 no violation, 1 violation or incomplete run, 2 bad input,
 	fs.BoolVar(&f.progress, "progress", false, "print progress (events, entries, simulated time) to standard error about once a second; on by default when it is a terminal")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a run whose machines alone need more than this many GB, and stop one (incomplete, exit status 1) whose heap grows beyond it")
 	fs.BoolVar(&f.json, "json", false, "print a machine-readable JSON summary (stable key order) instead of the table")
-	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens after every event (ftraymond, raymond; docs/fencing.md) and write each entry's token in the trace")
+	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens after every event (ftraymond, ftgcs, raymond; docs/fencing.md) and write each entry's token in the trace")
 	addSimCrashFlags(fs, &f.faults)
 	return cmd
 }

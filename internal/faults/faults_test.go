@@ -69,7 +69,7 @@ type Case struct {
 	// period > 0: each member wants in two periods in three (--policy
 	// signal); 0: --policy always.
 	period time.Duration
-	// detector is the cluster file's detector section (ftraymond).
+	// detector is the cluster file's detector section (ftraymond, ftgcs).
 	detector string
 	runArgs  []string
 	schedule []Fault
@@ -159,6 +159,11 @@ var cases = []Case{
 		period: 400 * time.Millisecond, detector: majoritySlow, schedule: majorityKinds, live: 2},
 	{name: "ftraymond-majority/minority-2s", problem: "alg: ftraymond\nn: 5\nk: 1\n", n: 5, bounds: Bounds{K: 1},
 		detector: majorityDetector, schedule: []Fault{{Kind: Minority, For: 2 * time.Second}}, live: 1},
+	// ftgcs in majority mode (critsec run refuses l > 0 in crash-stop
+	// mode): each fault takes one member, so two copies at least run
+	// throughout, as a single crash leaves them.
+	{name: "ftgcs-majority/every-kind", problem: "alg: ftgcs\nn: 5\nl: 2\nk: 3\n", n: 5, bounds: Bounds{K: 3, L: 2},
+		detector: majoritySlow, schedule: majorityKinds, live: 3},
 	// The regressions: each a finding of probing critsec run by hand.
 	{name: "ftraymond/paused-holder-2s", problem: "alg: ftraymond\nn: 3\nk: 1\n", n: 3, bounds: Bounds{K: 1},
 		detector: ftDetector, schedule: []Fault{{Kind: Pause, For: 2 * time.Second}}, live: 1},
