@@ -11,7 +11,9 @@ import (
 // TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
 // rewrites their outputs) on registered algorithms: new alg=NAME n=N l=L
 // k=K coterie=C builds them through Resolve, with the default initial
-// configuration, and checks the property they guarantee.
+// configuration, and checks the property they guarantee; any other
+// key=value is one of the algorithm's options (Spec.Options), e.g.
+// lside=complement.
 // testdata/scripts/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
 // n = 4 on majority(4) with Maekawa as mx (docs/global-lk-cs.md).
 func TestScripts(t *testing.T) {
@@ -28,6 +30,16 @@ func TestScripts(t *testing.T) {
 		}
 		spec := a.SpecFor(n, l, k)
 		spec.Coterie = args["coterie"]
+		for key, v := range args {
+			switch key {
+			case "alg", "n", "l", "k", "coterie":
+			default:
+				if spec.Options == nil {
+					spec.Options = map[string]string{}
+				}
+				spec.Options[key] = v
+			}
+		}
 		pr, err := Resolve(spec)
 		if err != nil {
 			return testnet.Setup{}, err

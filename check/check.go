@@ -394,6 +394,9 @@ func (c Config) Validate() error {
 	if err := c.validateFencing(); err != nil {
 		return err
 	}
+	if err := c.validateExitGuard(); err != nil {
+		return err
+	}
 	if err := c.validateLiveness(); err != nil {
 		return err
 	}
@@ -436,6 +439,28 @@ func (c Config) validateFencing() error {
 	for i, m := range c.Machines {
 		if _, ok := m.(cs.Fencing); !ok {
 			return fmt.Errorf("check: Fencing: process %d's machine (%T) gives no fencing tokens (cs.Fencing)", i+1, m)
+		}
+	}
+	return nil
+}
+
+// validateExitGuard checks that an exit guard (property.CrashBounds) can
+// be evaluated exactly: its Reported counts a trusting detector's
+// suspicion of a crashed process as a report, which holds only when no
+// process crashes before every module trusted it. Crashes wait for the
+// initialization of cs.Initializing machines, which must wait for those
+// trusts (cs.TrustGated declares it; a crash that finds a module that
+// never trusted the process is an error violation).
+func (c Config) validateExitGuard() error {
+	if c.Property.ExitGuard() == nil || c.Crashes == 0 {
+		return nil
+	}
+	if _, ok := c.Detector.(Trusting); !ok {
+		return nil
+	}
+	for i, m := range c.Machines {
+		if _, ok := m.(cs.Initializing); !ok {
+			return fmt.Errorf("check: the exit guard under detector T needs every process to be trusted by every module before any crash, which process %d's machine (%T) cannot ensure: it has no initialization for crashes to wait for (cs.Initializing); use detector P", i+1, m)
 		}
 	}
 	return nil

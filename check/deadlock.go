@@ -41,6 +41,23 @@ import (
 //     deadlock. Search space exhausted: no continuation completes it, a
 //     deadlock. Limit hit: undecided, and the run ends Incomplete.
 
+// With an exit guard (property.CrashBounds), two things change. A pending
+// exit in a stop with at most l live processes is a required wait, not a
+// deadlock (docs/ft-global-lk-cs.md, I3: no exit may complete then), so it
+// is not among the requests to complete; the live count cannot change in
+// a continuation, which has no crash. And a stop with a deficit (fewer
+// than min(l, live) live processes InCS) adds one more goal, recovery (R):
+// some continuation reaches a state without deficit. The three steps
+// decide it as they decide a request.
+
+// goals are what the continuations of a budget stop must reach: the
+// completion of each request in reqs and, with recover, a state without
+// deficit.
+type goals struct {
+	reqs    uint64
+	recover bool
+}
+
 // maxFairRounds bounds the fair continuation of analyzeStop; randomWalks
 // and randomWalkSteps its random continuations.
 const (
@@ -67,25 +84,26 @@ type stopVerdict struct {
 // analyzeStop decides the budget stop s (a terminal state with a pending
 // request); see above.
 func (w *worker) analyzeStop(s *gstate) stopVerdict {
-	pending := s.pendingMask()
-	done, v := w.fairContinuation(s, pending)
+	want := w.e.x.stopGoals(s)
+	done, v := w.fairContinuation(s, want)
 	if v != nil {
 		return *v
 	}
-	if done == pending {
+	if done == want {
 		return stopVerdict{outcome: completable}
 	}
-	walked, v := w.randomCompletions(s, pending&^done)
+	walked, v := w.randomCompletions(s, goals{reqs: want.reqs &^ done.reqs, recover: want.recover && !done.recover})
 	if v != nil {
 		return *v
 	}
-	done |= walked
+	done.reqs |= walked.reqs
+	done.recover = done.recover || walked.recover
 	for i, p := range s.procs {
 		id := cs.ID(i + 1)
-		if pending&bit(id) == 0 || done&bit(id) != 0 {
+		if want.reqs&bit(id) == 0 || done.reqs&bit(id) != 0 {
 			continue
 		}
-		found, explored := w.searchCompletion(s, id)
+		found, explored := w.searchGoal(s, func(c *gstate) bool { return c.procs[id-1].pending == cs.None })
 		switch {
 		case found:
 		case explored < w.e.cfg.DeadlockStates:
@@ -98,18 +116,57 @@ func (w *worker) analyzeStop(s *gstate) stopVerdict {
 				id, p.pending, w.e.cfg.DeadlockStates)}}
 		}
 	}
+	if want.recover && !done.recover {
+		g := w.e.x.guard
+		found, explored := w.searchGoal(s, func(c *gstate) bool { return g.Deficit(crashView{stateView{c}}) == 0 })
+		switch {
+		case found:
+		case explored < w.e.cfg.DeadlockStates:
+			return stopVerdict{outcome: deadlocked, prob: problem{KindDeadlock, fmt.Sprintf(
+				"the deficit of %d live processes InCS below min(l, live) can never close: none of the %d states reachable from here with unlimited requests and no crash has min(l, live) live processes InCS",
+				g.Deficit(crashView{stateView{s}}), explored)}}
+		default:
+			return stopVerdict{outcome: undecided, prob: problem{KindDeadlock, fmt.Sprintf(
+				"could not decide whether the deficit of %d live processes InCS closes: the re-exploration with refilled budgets hit its limit of %d states (raise it with --deadlock-states)",
+				g.Deficit(crashView{stateView{s}}), w.e.cfg.DeadlockStates)}}
+		}
+	}
 	return stopVerdict{outcome: completable}
+}
+
+// stopGoals returns the goals of the budget stop s: every pending request
+// of a live process but, with an exit guard, the exits that must wait
+// (property.CrashBounds.ExitsBlocked), and recovery when s has a deficit.
+func (x *model) stopGoals(s *gstate) goals {
+	want := goals{reqs: s.pendingMask()}
+	g := x.guard
+	if g == nil {
+		return want
+	}
+	v := crashView{stateView{s}}
+	if g.ExitsBlocked(v) {
+		for i, p := range s.procs {
+			if p.pending == cs.Exit {
+				want.reqs &^= bit(cs.ID(i + 1))
+			}
+		}
+	}
+	want.recover = g.Deficit(v) > 0
+	return want
 }
 
 // fairContinuation is step 1 of analyzeStop: the fair continuation of the
 // budget stop s. It returns the requests in pending it completed, or the
 // verdict when it decided the stop otherwise (a global deadlock, a
 // property failing).
-func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdict) {
+func (w *worker) fairContinuation(s *gstate, want goals) (goals, *stopVerdict) {
 	cur := refill(s)
 	st := w.st
 	var ext, acts []Action
-	var done uint64
+	var done goals
+	if done == want {
+		return done, nil
+	}
 	for range maxFairRounds {
 		acts = st.actions(cur, acts[:0])
 		n := 0
@@ -121,7 +178,7 @@ func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdi
 		}
 		acts = acts[:n]
 		if len(acts) == 0 {
-			return done, &stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, globalDeadlock(cur)}}
+			return done, &stopVerdict{outcome: deadlocked, ext: ext, prob: problem{KindDeadlock, w.e.x.globalDeadlock(cur, want.reqs&^done.reqs)}}
 		}
 		for _, a := range acts {
 			a, ok := w.e.x.stillEnabled(cur, a)
@@ -129,10 +186,10 @@ func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdi
 				continue
 			}
 			var v *stopVerdict
-			if cur, ext, v = w.continueWith(cur, a, ext, pending, &done); v != nil {
+			if cur, ext, v = w.continueWith(cur, a, ext, want, &done); v != nil {
 				return done, v
 			}
-			if done == pending {
+			if done == want {
 				return done, nil
 			}
 		}
@@ -144,10 +201,10 @@ func (w *worker) fairContinuation(s *gstate, pending uint64) (uint64, *stopVerdi
 // budget stop s (budgets refilled, no crash) for the requests in want. It
 // returns those some walk completed, or the verdict when a property fails
 // on a walk.
-func (w *worker) randomCompletions(s *gstate, want uint64) (uint64, *stopVerdict) {
+func (w *worker) randomCompletions(s *gstate, want goals) (goals, *stopVerdict) {
 	st := w.st
 	fp := fingerprintOf(s)
-	var done uint64
+	var done goals
 	var acts, deliveries []Action
 	for walk := range uint64(randomWalks) {
 		rng := rand.New(rand.NewPCG(fp.a, fp.b+walk))
@@ -178,18 +235,21 @@ func (w *worker) randomCompletions(s *gstate, want uint64) (uint64, *stopVerdict
 }
 
 // continueWith takes action a from cur on a continuation of a budget stop
-// (ext, the actions so far) and adds to done the requests in want it
-// completed; a property failing is the continuation's verdict.
-func (w *worker) continueWith(cur *gstate, a Action, ext []Action, want uint64, done *uint64) (*gstate, []Action, *stopVerdict) {
+// (ext, the actions so far) and adds to done the goals in want it reached;
+// a property failing is the continuation's verdict.
+func (w *worker) continueWith(cur *gstate, a Action, ext []Action, want goals, done *goals) (*gstate, []Action, *stopVerdict) {
 	ext = append(ext, a)
 	if p := w.st.apply(cur, a); p != nil {
 		return cur, ext, &stopVerdict{outcome: violatedLater, ext: ext, prob: problem{p.kind, p.detail + " (in a continuation beyond the budget)"}}
 	}
 	cur = w.st.materialize()
 	for i, p := range cur.procs {
-		if want&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
-			*done |= bit(cs.ID(i + 1))
+		if want.reqs&bit(cs.ID(i+1)) != 0 && p.pending == cs.None {
+			done.reqs |= bit(cs.ID(i + 1))
 		}
+	}
+	if want.recover && !done.recover && w.e.x.guard.Deficit(crashView{stateView{cur}}) == 0 {
+		done.recover = true
 	}
 	return cur, ext, nil
 }
@@ -239,11 +299,12 @@ func (x *model) head(s *gstate, from, to cs.ID) (uint32, bool) {
 	return 0, false
 }
 
-// searchCompletion searches breadth-first, from s with refilled budgets and
-// no crashes, for a state where process id has no pending request. It
-// returns whether one was found and how many states it explored (at most
-// Config.DeadlockStates). States where a property fails are not expanded.
-func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int) {
+// searchGoal searches breadth-first, from s with refilled budgets and no
+// crashes, for a state where goal holds (a process has no pending
+// request, no deficit). It returns whether one was found and how many
+// states it explored (at most Config.DeadlockStates). States where a
+// property fails are not expanded.
+func (w *worker) searchGoal(s *gstate, goal func(*gstate) bool) (found bool, explored int) {
 	st := w.st
 	limit := w.e.cfg.DeadlockStates
 	seen := newFPSet(0)
@@ -263,7 +324,7 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 				if st.apply(cur, a) != nil {
 					continue
 				}
-				if st.next.procs[id-1].pending == cs.None {
+				if goal(&st.next) {
 					return true, explored
 				}
 				if !seen.insert(fingerprintOf(&st.next)) {
@@ -281,13 +342,26 @@ func (w *worker) searchCompletion(s *gstate, id cs.ID) (found bool, explored int
 }
 
 // globalDeadlock describes a state with nothing enabled and unlimited
-// budgets: every live process waits in a request.
-func globalDeadlock(s *gstate) string {
+// budgets: every live process waits in a request; open are the requests
+// the continuation had to complete and did not (none: only recovery was
+// left, and the state has a deficit). With an exit guard, the exits that
+// must wait are named as such.
+func (x *model) globalDeadlock(s *gstate, open uint64) string {
 	var waits []string
 	for i, p := range s.procs {
 		if !s.isCrashed(cs.ID(i+1)) && p.pending != cs.None {
 			waits = append(waits, fmt.Sprintf("P%d %s", i+1, p.pending))
 		}
 	}
-	return "global deadlock: no message in transit and every live process waits in a request (" + strings.Join(waits, ", ") + "), even with unlimited budgets"
+	d := "global deadlock: no message in transit and every live process waits in a request (" + strings.Join(waits, ", ") + "), even with unlimited budgets"
+	if g := x.guard; g != nil {
+		v := crashView{stateView{s}}
+		if g.ExitsBlocked(v) {
+			d += fmt.Sprintf("; the exits wait as they must, with %d live processes and l = %d", g.Live(v), g.L())
+		}
+		if open == 0 {
+			d += fmt.Sprintf("; the deficit of %d live processes InCS below min(l, live) never closes", g.Deficit(v))
+		}
+	}
+	return d
 }

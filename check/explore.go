@@ -187,6 +187,7 @@ func newExplorer(cfg Config) *explorer {
 	if cfg.Fencing {
 		_, x.fenceK = cfg.Property.GlobalBounds()
 	}
+	x.guard = cfg.Property.ExitGuard()
 	for i, m := range cfg.Machines {
 		_, x.detecting[i] = m.(cs.Detecting)
 		x.sendsTo[i] = sendsTo(m, x.n)
@@ -452,6 +453,11 @@ func (w *worker) seenRecently(fp fingerprint) bool {
 func (e *explorer) initialViolation() *Violation {
 	if f := e.x.prop.Check(stateView{e.root}); f != nil {
 		return &Violation{Kind: KindBounds, Detail: "in the initial state: " + f.Error()}
+	}
+	if g := e.x.guard; g != nil {
+		if f := g.Initial(crashView{stateView{e.root}}); f != nil {
+			return &Violation{Kind: KindBounds, Detail: "in the initial state: " + f.Error()}
+		}
 	}
 	return nil
 }

@@ -286,7 +286,7 @@ func (l *livenessRun) search(r cs.ID) (*Violation, string) {
 		var a []Action
 		a, _ = l.enabledUnits(nodes[id].s, a)
 		if len(a) == 0 {
-			return l.violationAt(nodes, id, nil, problem{KindDeadlock, globalDeadlock(nodes[id].s)}, false)
+			return l.violationAt(nodes, id, nil, problem{KindDeadlock, l.e.x.globalDeadlock(nodes[id].s, nodes[id].s.pendingMask())}, false)
 		}
 		dfs = append(dfs, frameL{node: id, acts: a})
 		return nil

@@ -14,10 +14,13 @@ import "github.com/critsec/critsec/cs"
 //	n words            with a failure detector only: suspect
 //	4 words            with the fencing properties only: zombies,
 //	                   zombieNamed, lastSeq, lastID
+//	1 word             with an exit guard and without the fencing
+//	                   properties: zombies
 type packer struct {
 	n        int
 	detector bool
 	fencing  bool
+	guarded  bool
 	// the unpacked state and its buffers, valid until the next unpack
 	s       gstate
 	procs   []proc
@@ -26,7 +29,7 @@ type packer struct {
 }
 
 func newPacker(x *model) *packer {
-	return &packer{n: x.n, detector: x.detector != nil, fencing: x.fenceK > 0}
+	return &packer{n: x.n, detector: x.detector != nil, fencing: x.fenceK > 0, guarded: x.guard != nil}
 }
 
 // appendPacked appends s packed to b.
@@ -41,8 +44,11 @@ func (pk *packer) appendPacked(b []uint64, s *gstate) []uint64 {
 	if pk.detector {
 		b = append(b, s.suspect...)
 	}
-	if pk.fencing {
+	switch {
+	case pk.fencing:
 		b = append(b, s.zombies, s.zombieNamed, s.lastSeq, uint64(s.lastID))
+	case pk.guarded:
+		b = append(b, s.zombies)
 	}
 	return b
 }
@@ -66,13 +72,16 @@ func (pk *packer) unpack(w []uint64) *gstate {
 		pk.suspect = append(pk.suspect[:0], w[at:at+pk.n]...)
 		pk.s.suspect = pk.suspect
 	}
-	if pk.fencing {
-		at := 2 + pk.n + nf
-		if pk.detector {
-			at += pk.n
-		}
-		pk.s.fencing = true
+	at := 2 + pk.n + nf
+	if pk.detector {
+		at += pk.n
+	}
+	pk.s.fencing, pk.s.guarded = pk.fencing, pk.guarded
+	switch {
+	case pk.fencing:
 		pk.s.zombies, pk.s.zombieNamed, pk.s.lastSeq, pk.s.lastID = w[at], w[at+1], w[at+2], cs.ID(w[at+3])
+	case pk.guarded:
+		pk.s.zombies = w[at]
 	}
 	return &pk.s
 }

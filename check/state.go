@@ -63,6 +63,10 @@ type gstate struct {
 	zombies, zombieNamed uint64
 	lastSeq              uint64
 	lastID               cs.ID
+	// guarded: the run checks an exit guard (property.Property.ExitGuard),
+	// which reads zombies (CrashView.CrashedInCS); the state keeps them
+	// without the fencing history.
+	guarded bool
 }
 
 // bit is the bit of process id in a 64-bit set of processes: ids 1..64
@@ -78,6 +82,26 @@ type stateView struct{ s *gstate }
 // InCS implements property.View.
 func (v stateView) InCS(id cs.ID) bool {
 	return !v.s.isCrashed(id) && v.s.procs[id-1].state == cs.InCS
+}
+
+// crashView shows a global state to an exit guard (property.CrashView):
+// a process has crashed InCS when it is in zombies, and i's detector has
+// reported j's crash when j has crashed and i suspects it. The latter is
+// exact under P (it suspects only the crashed), under T once every module
+// has trusted every process (Config.Validate asks for cs.Initializing
+// machines, and a crash before that is an error), and under S it counts a
+// suspicion that the crash made true.
+type crashView struct{ stateView }
+
+// Crashed implements property.CrashView.
+func (v crashView) Crashed(id cs.ID) bool { return v.s.isCrashed(id) }
+
+// CrashedInCS implements property.CrashView.
+func (v crashView) CrashedInCS(id cs.ID) bool { return v.s.zombies&bit(id) != 0 }
+
+// Reported implements property.CrashView.
+func (v crashView) Reported(i, j cs.ID) bool {
+	return v.s.isCrashed(j) && v.s.suspect != nil && v.s.suspect[i-1]&bit(j) != 0
 }
 
 // pendingMask returns the set of live processes with a pending request.
@@ -99,7 +123,10 @@ type model struct {
 	prop *property.Property
 	// fenceK is the k of the fencing properties (Config.Fencing), 0 when
 	// they are not checked.
-	fenceK    int
+	fenceK int
+	// guard is the property's exit guard (property.Property.ExitGuard),
+	// checked after every exit, or nil.
+	guard     *property.CrashBounds
 	unordered bool
 	detector  Detector
 	detecting []bool // detecting[i]: process i+1 implements cs.Detecting
@@ -136,6 +163,7 @@ func (x *model) initial(cfg Config) *gstate {
 		}
 	}
 	s.fencing = x.fenceK > 0
+	s.guarded = x.guard != nil
 	if x.detector != nil {
 		s.suspect = make([]uint64, x.n)
 		if x.detector.InitiallySuspects() {
@@ -316,6 +344,11 @@ func (w *stepper) changed(s cs.State) {
 	if f := w.x.prop.CheckAround(w.self, stateView{&w.next}); f != nil {
 		w.fail(KindBounds, fmt.Sprintf("after P%d became %s: %v", w.self, s, f))
 	}
+	if g := w.x.guard; g != nil && s == cs.OutCS {
+		if f := g.AfterExit(w.self, crashView{stateView{&w.next}}); f != nil {
+			w.fail(KindBounds, fmt.Sprintf("after P%d became %s: %v", w.self, s, f))
+		}
+	}
 }
 
 func (w *stepper) fail(kind, detail string) {
@@ -423,9 +456,15 @@ func (w *stepper) apply(s *gstate, a Action) *problem {
 		}
 		w.next.flight = fl
 		if s.procs[i].state == cs.InCS {
+			if s.fencing || s.guarded {
+				w.next.zombies |= bit(a.Node)
+			}
 			if f := x.prop.CheckAround(a.Node, stateView{&w.next}); f != nil {
 				w.fail(KindBounds, fmt.Sprintf("after P%d crashed InCS: %v", a.Node, f))
 			}
+		}
+		if s.guarded {
+			w.untrustedCrash(a.Node)
 		}
 	case Suspect, Trust:
 		w.next.suspect = append([]uint64(nil), s.suspect...)
@@ -536,7 +575,6 @@ func (w *stepper) fences(a Action) {
 	p := w.procs[i-1]
 	if a.Kind == Crash {
 		if p.state == cs.InCS {
-			s.zombies |= bit(i)
 			s.zombieNamed |= x.fenceOf(p).crashed
 		}
 		return // the holders and their tokens are unchanged
@@ -598,6 +636,23 @@ func (x *model) fenceOf(p proc) fence {
 	return out
 }
 
+// untrustedCrash fails when process j crashes while a live module of a
+// trusting detector has never trusted it (it still suspects j, live): that
+// module will never report the crash, which crashView.Reported would count
+// as reported. Machines whose initialization waits for every module's
+// trust (cs.TrustGated) exclude it: crashes wait for the initialization.
+func (w *stepper) untrustedCrash(j cs.ID) {
+	if _, ok := w.x.detector.(Trusting); !ok {
+		return
+	}
+	for i := range w.next.procs {
+		if id := cs.ID(i + 1); id != j && !w.next.isCrashed(id) && w.next.suspect[i]&bit(j) != 0 {
+			w.fail(KindError, fmt.Sprintf("P%d crashed before P%d's trusting detector ever trusted it: the exit guard cannot tell that crash's suspicion from a report: the machines' initialization must wait for every module's trust, as cs.TrustGated declares", j, id))
+			return
+		}
+	}
+}
+
 // checkReported fails unless the machine of node, now in state now,
 // reported its last change as now (or none if it did not change).
 func (w *stepper) checkReported(node cs.ID, now cs.State) {
@@ -621,7 +676,9 @@ var mergeCrashed = true
 // number of messages in transit, then each with its link; the crash budget
 // left; with the fencing properties, their history (gstate.fencing: what
 // they read of the crashed processes, which their machines' words no longer
-// say). Ids
+// say), or, with an exit guard alone, the processes that crashed InCS
+// (gstate.guarded: the guard's CrashedInCS, which the reserved id drops).
+// Ids
 // stand for contents one to one (intern.go) and the only
 // variable-length part is prefixed by its length, so distinct states
 // encode differently.
@@ -648,11 +705,14 @@ func fingerprintOf(s *gstate) fingerprint {
 		h.add(uint64(e.link)<<32 | uint64(e.m))
 	}
 	h.add(uint64(uint8(s.crashesLeft)))
-	if s.fencing {
+	switch {
+	case s.fencing:
 		h.add(s.zombies)
 		h.add(s.zombieNamed)
 		h.add(s.lastSeq)
 		h.add(uint64(s.lastID))
+	case s.guarded:
+		h.add(s.zombies)
 	}
 	return h.sum()
 }

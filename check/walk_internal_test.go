@@ -106,12 +106,12 @@ func TestRandomContinuation(t *testing.T) {
 	if acts := w.st.actions(s, nil); len(acts) != 0 || s.pendingMask() != bit(1) {
 		t.Fatalf("not a budget stop with P1 pending: actions %v, pending %b", acts, s.pendingMask())
 	}
-	if done, v := w.fairContinuation(s, bit(1)); done != 0 || v != nil {
-		t.Fatalf("the fair continuation decided the stop (completed %b, verdict %+v): the test no longer reaches the random walks", done, v)
+	if done, v := w.fairContinuation(s, goals{reqs: bit(1)}); done != (goals{}) || v != nil {
+		t.Fatalf("the fair continuation decided the stop (completed %+v, verdict %+v): the test no longer reaches the random walks", done, v)
 	}
 	for range 2 {
-		if done, v := w.randomCompletions(s, bit(1)); done != bit(1) || v != nil {
-			t.Fatalf("random continuations: completed %b, verdict %+v; want P1's entry completed", done, v)
+		if done, v := w.randomCompletions(s, goals{reqs: bit(1)}); done != (goals{reqs: bit(1)}) || v != nil {
+			t.Fatalf("random continuations: completed %+v, verdict %+v; want P1's entry completed", done, v)
 		}
 	}
 }

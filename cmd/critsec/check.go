@@ -67,7 +67,9 @@ func newCheckCmd() *cobra.Command {
 order with --unordered) and Entry/Exit calls (--budget calls per process),
 breadth-first, and checks after every step that lo <= #InCS <= hi (the
 algorithm's bounds, or --assert-min/--assert-max; with --topology, that each
-process P_i has l_i..k_i of N_i+P_i InCS), that every machine accepts
+process P_i has l_i..k_i of N_i+P_i InCS; for the fault-tolerant global
+(l,k)-CS, 0..k and, after every exit, at least l InCS counting the crashes
+the exiter's detector has not reported), that every machine accepts
 the calls and messages it gets, and that no pending request is deadlocked.
 The result is ok, violation (with a shortest path; --trace writes it as a
 trace), or incomplete (a limit was hit: never ok). --search dfs explores
@@ -122,6 +124,10 @@ type checkSummary struct {
 	Hi          int    `json:"hi"`
 	Topology    string `json:"topology,omitempty"`
 	LocalBounds string `json:"local_bounds,omitempty"`
+	// Property, for a property with an exit guard (the fault-tolerant
+	// global (l,k)-CS), describes it: Lo..Hi are its state bounds 0..k,
+	// and the guard checks l at every exit.
+	Property string `json:"property,omitempty"`
 	// Budget is the budget of every process, or the largest of Budgets.
 	Budget   int    `json:"budget"`
 	Budgets  []int  `json:"budgets,omitempty"`
@@ -350,6 +356,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if det != nil {
 		s.Detector = det.Name()
 	}
+	if pr.check.ExitGuard() != nil {
+		s.Property = pr.check.String()
+	}
 	if v := res.Violation; v != nil {
 		s.Violation = &checkViolat{Kind: v.Kind, Detail: v.Detail, Path: make([]string, len(v.Path)), Cycle: v.Cycle}
 		for i, st := range v.Path {
@@ -541,6 +550,9 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 		budget = (&budgetFlag{each: s.Budgets}).String() + " (P1 first)"
 	}
 	fmt.Fprintf(w, "check %s, budget %s%s, %s channels, %s\n", headline(s.Alg, s.N, s.L, s.K, s.Lo, s.Hi, s.Topology, s.LocalBounds), budget, faults, order, search)
+	if s.Property != "" {
+		fmt.Fprintf(w, "property: %s\n", s.Property)
+	}
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Abstract != "" && s.Result == string(check.OK) {
 		fmt.Fprintf(w, "abstracted: the bounds hold for every real %s that keeps its own bounds and exits at once; deadlock freedom is shown for the ideal object, which may grant in any order (docs/checker.md, \"Compositional checking\")\n", s.Abstract)

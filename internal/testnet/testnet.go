@@ -4,7 +4,9 @@
 // time, and checks after every step what the runtimes check:
 //
 //   - the safety property (a *property.Property: global or local bounds),
-//     after every state change and crash; a failure names the bound;
+//     after every state change and crash, and its exit guard, if any,
+//     after every exit (property.CrashBounds.AfterExit: a suspicion of a
+//     crashed process is a report); a failure names the bound;
 //   - the CS method invocation convention seen from the caller: a machine
 //     may report a state change only to complete the request the network
 //     made (entry -> InCS, exit -> OutCS), once, and its State() must agree
@@ -66,7 +68,8 @@ type Violation struct {
 	// Step is the number of the step that failed (1 is the first).
 	Step   int
 	Detail string
-	// Failure is the bound that broke, for KindBounds.
+	// Failure is the bound that broke, for KindBounds (nil when the exit
+	// guard broke: Detail says how).
 	Failure *property.Failure
 }
 
@@ -151,6 +154,11 @@ type proc struct {
 	state   cs.State
 	pending cs.Op
 	crashed bool
+	// crashedInCS: it crashed InCS; reported: the processes whose crash
+	// its failure detector has reported (a suspicion after the crash),
+	// both for the property's exit guard.
+	crashedInCS bool
+	reported    map[cs.ID]bool
 }
 
 // Network runs machines 1..n over FIFO links. Build one with New or Global.
@@ -253,6 +261,17 @@ func (net *Network) InCS(id cs.ID) bool {
 	p := &net.procs[id-1]
 	return !p.crashed && p.state == cs.InCS
 }
+
+// Crashed implements property.CrashView: whether id has crashed.
+func (net *Network) Crashed(id cs.ID) bool { return net.procs[id-1].crashed }
+
+// CrashedInCS implements property.CrashView: whether id crashed InCS.
+func (net *Network) CrashedInCS(id cs.ID) bool { return net.procs[id-1].crashedInCS }
+
+// Reported implements property.CrashView: whether i's failure detector has
+// reported j's crash, that is, suspected j after j crashed (under P every
+// suspicion; under T a suspicion of a crashed process follows a trust).
+func (net *Network) Reported(i, j cs.ID) bool { return net.procs[i-1].reported[j] }
 
 // CountInCS is the number of live processes InCS.
 func (net *Network) CountInCS() int {
@@ -510,6 +529,12 @@ func (net *Network) detect(id, who cs.ID, kind cs.InputKind) error {
 		ev.Ev = EvTrust
 	}
 	net.emit(Event{Event: ev})
+	if p := &net.procs[id-1]; kind == cs.InSuspect && net.procs[who-1].crashed {
+		if p.reported == nil {
+			p.reported = map[cs.ID]bool{}
+		}
+		p.reported[who] = true
+	}
 	net.apply(id, cs.Input{Kind: kind, Who: who})
 	return net.Err()
 }
@@ -587,6 +612,11 @@ func (net *Network) changed(id cs.ID, s cs.State) {
 	}
 	if f := net.tracker.Set(id, s == cs.InCS); f != nil {
 		net.fail(KindBounds, fmt.Sprintf("after P%d became %s: %v", id, s, f), f)
+	}
+	if g := net.prop.ExitGuard(); g != nil && s == cs.OutCS {
+		if f := g.AfterExit(id, net); f != nil {
+			net.fail(KindBounds, fmt.Sprintf("after P%d became %s: %v", id, s, f), nil)
+		}
 	}
 }
 
@@ -669,7 +699,8 @@ func (net *Network) Crash(id cs.ID) error {
 		return err
 	}
 	net.step++
-	net.procs[id-1].crashed = true
+	p := &net.procs[id-1]
+	p.crashed, p.crashedInCS = true, p.state == cs.InCS
 	net.emit(Event{Event: trace.Event{T: net.t(), Ev: trace.EvCrash, Node: id}})
 	for from := cs.ID(1); int(from) <= net.n; from++ {
 		i := net.link(from, id)

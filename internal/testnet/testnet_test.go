@@ -488,6 +488,26 @@ func TestCrashAndDetector(t *testing.T) {
 	if !errors.As(err, &v) || v.Kind != testnet.KindBounds || !strings.Contains(err.Error(), "after P2 crashed: 1 process InCS, outside the bounds 2..3") {
 		t.Fatalf("crash InCS: %v", err)
 	}
+
+	// The exit guard of the fault-tolerant global (l,k)-CS, l = 1: P1's
+	// exit after P2's crash InCS counts P2 until P1's detector reports it
+	// (a suspicion after the crash).
+	ft, _ := property.FaultTolerantGlobal(3, 1, 3)
+	for _, c := range []struct {
+		steps []string
+		err   string
+	}{
+		{[]string{"crash P2", "P1 exit", "drain"}, ""},
+		{[]string{"crash P2", "P1 suspects P2", "P1 exit", "drain"}, "after P1 became OutCS: P1's exit left 0 live processes InCS and 0 unreported crashes InCS, below the lower bound 1"},
+		{[]string{"P1 suspects P2", "crash P2", "P1 exit", "drain"}, ""},
+	} {
+		ms := waiters(3)
+		testnet.MustDo(t, testnet.MustGlobal(t, ms, 0, 3, testnet.Options{}), "P1 entry", "P2 entry", "drain")
+		err := testnet.MustNew(t, ms, ft, testnet.Options{}).Do(c.steps...)
+		if c.err == "" && err != nil || c.err != "" && (!errors.As(err, &v) || v.Kind != testnet.KindBounds || v.Failure != nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %v, want %q", strings.Join(c.steps, ", "), err, c.err)
+		}
+	}
 }
 
 // TestOrders: Pass serves each link once, by sender then receiver; Drain
