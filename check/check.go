@@ -137,7 +137,7 @@ type Config struct {
 	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
-	// sorted file when full (diskfpset.go; docs/checker.md, "Visited set on
+	// sorted file when full (store.Disk; docs/checker.md, "Visited set on
 	// disk"). The table's share is half of MaxMemory (1 GiB without a
 	// limit), and a Bloom filter over the file takes 1 to 2 bytes a state
 	// on disk, within a quarter of MaxMemory (512 MiB without a limit);
@@ -153,7 +153,7 @@ type Config struct {
 	// continues it. A run that ends (ok, a violation, or a complete search
 	// with an undecided budget stop) spends its checkpoint
 	// (Result.CheckpointSpent), which the caller then removes
-	// (RemoveCheckpoint). checkpoint.go; docs/checker.md, "Checkpoints".
+	// (RemoveCheckpoint). store.Checkpoint; docs/checker.md, "Checkpoints".
 	Checkpoint string
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.

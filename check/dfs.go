@@ -1,9 +1,12 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/critsec/critsec/check/internal/store"
 )
 
 // frame is one state on the depth-first path.
@@ -18,7 +21,7 @@ type frame struct {
 // runDFS explores the same state graph as run, depth-first, in the same
 // fixed order of actions, keeping only the fingerprints of visited states and
 // the states on the current path: memory is 12-32 bytes per state (96-bit
-// fingerprints at load 3/8 to 15/16, fpSet96) instead of the BFS frontier's
+// fingerprints at load 3/8 to 15/16, store.Memory) instead of the BFS frontier's
 // packed states, plus the run's tables of distinct machines and messages. The verdicts are the same; a counterexample is the path DFS
 // found, not necessarily a shortest one; Depth is the longest path followed.
 // One goroutine; Workers is ignored. With Config.Checkpoint it saves its
@@ -27,28 +30,30 @@ type frame struct {
 func (e *explorer) runDFS() (res Result, err error) {
 	w := e.workers[0]
 	st := w.st
-	// With DiskDir the visited set is partly on disk (diskfpset.go).
-	var visited *fpSet96
-	var disk *diskFPSet
+	// With DiskDir the visited set is partly on disk (store.Disk); a
+	// checkpoint needs the disk set itself.
+	var visited store.Set
+	var disk *store.Disk
 	ck := e.resume
 	switch {
 	case ck != nil:
-		if disk, err = newDiskFPSetFrom(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare(), filepath.Join(e.cfg.Checkpoint, ck.FPs), ck.OnDisk, ck.FPsCRC); err != nil {
+		if disk, err = store.OpenDisk(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare(), filepath.Join(e.cfg.Checkpoint, ck.FPs), ck.OnDisk, ck.FPsCRC); err != nil {
 			return res, err
 		}
 		e.ckFPs = ck.FPs
-		defer disk.close()
+		visited = disk
 	case e.cfg.DiskDir != "":
-		if disk, err = newDiskFPSet(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare()); err != nil {
+		if disk, err = store.NewDisk(e.cfg.DiskDir, e.cfg.ExpectedStates, e.cfg.diskShare()); err != nil {
 			res.Verdict, res.Reason = Incomplete, diskReason(0, err)
 			return res, nil
 		}
-		defer disk.close()
-		disk.insert(fp96Of(fingerprintOf(e.root)))
+		visited = disk
+		visited.Insert(fpOf(fingerprintOf(e.root)))
 	default:
-		visited = newFPSet96(e.cfg.ExpectedStates, e.cfg.MaxMemory)
-		visited.insert(fp96Of(fingerprintOf(e.root)))
+		visited = store.NewMemory(e.cfg.ExpectedStates, e.cfg.MaxMemory)
+		visited.Insert(fpOf(fingerprintOf(e.root)))
 	}
+	defer visited.Close()
 	res.States = 1
 	if v := e.initialViolation(); v != nil {
 		res.Verdict, res.Violation = Violated, v
@@ -101,7 +106,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 		defer func() { res.CheckpointSpent = ended || res.Verdict == Violated }()
 	}
 	save := func(pending uint32) error {
-		c := &checkpoint{
+		c := &store.Checkpoint{
 			Key: e.checkpointKey(), States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 			Pending: pending, Parts: 1, Seconds: time.Since(e.start).Seconds(),
 		}
@@ -109,7 +114,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 			c.Parts, c.Seconds = r.Parts+1, r.Seconds+c.Seconds
 		}
 		for _, fr := range stack {
-			c.Stack = append(c.Stack, savedFrame{Act: fr.code, Next: fr.next, FP: [2]uint64{fr.fp.a, fr.fp.b}})
+			c.Stack = append(c.Stack, store.Frame{Act: fr.code, Next: fr.next, FP: [2]uint64{fr.fp.a, fr.fp.b}})
 		}
 		if u := undecidedProb; u != nil {
 			c.Undecided = &[2]string{u.kind, u.detail}
@@ -119,7 +124,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 			return err
 		}
 		c.Machines, c.Messages = keys[0], keys[1]
-		if err := saveCheckpoint(e.cfg.Checkpoint, e.ckFPs, disk, c); err != nil {
+		if err := store.Save(e.cfg.Checkpoint, e.ckFPs, disk, c); err != nil {
 			return err
 		}
 		e.savedKeys, e.ckFPs = keys, c.FPs
@@ -195,21 +200,16 @@ func (e *explorer) runDFS() (res Result, err error) {
 		if w.seenRecently(fp) {
 			continue
 		}
-		var added, full bool
-		if disk != nil {
-			var err error
-			if added, err = disk.insert(fp96Of(fp)); err != nil {
-				res.Verdict, res.Reason = Incomplete, diskReason(res.States, err)
-				if saveErr != nil {
-					res.Reason += "; the last save of the checkpoint failed as well: " + saveErr.Error()
-				}
-				return res, nil
-			}
-		} else {
-			added, full = visited.insert(fp96Of(fp))
+		added, err := visited.Insert(fpOf(fp))
+		if errors.Is(err, store.ErrFull) {
+			res.Verdict, res.Reason = Incomplete, fullReason(res.States, visited.Stats().Slots, e.cfg.ExpectedStates)
+			return res, nil
 		}
-		if full {
-			res.Verdict, res.Reason = Incomplete, fullReason(res.States, len(visited.slots), e.cfg.ExpectedStates)
+		if err != nil {
+			res.Verdict, res.Reason = Incomplete, diskReason(res.States, err)
+			if saveErr != nil {
+				res.Reason += "; the last save of the checkpoint failed as well: " + saveErr.Error()
+			}
 			return res, nil
 		}
 		if !added {
@@ -219,7 +219,8 @@ func (e *explorer) runDFS() (res Result, err error) {
 		if res.States&(1<<18-1) == 0 && e.cfg.Progress != nil {
 			p := Progress{States: res.States, Transitions: res.Transitions, Depth: len(stack), Seconds: time.Since(e.start).Seconds(), Position: position(stack)}
 			if disk != nil {
-				p.DiskStates, p.DiskReads = disk.onDisk, disk.reads
+				ds := disk.Stats()
+				p.DiskStates, p.DiskReads = ds.OnDisk, ds.Reads
 			}
 			if r := res.Resumed; r != nil {
 				p.ResumedStates = r.States
@@ -265,7 +266,7 @@ func (e *explorer) runDFS() (res Result, err error) {
 // enters the pending state, if any, and returns a violation found there.
 // An inconsistency is an error: a damaged checkpoint, or one of another
 // algorithm that the key could not tell apart.
-func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter func(*gstate, uint32, fingerprint) *Violation) (*Violation, error) {
+func (e *explorer) rebuild(c *store.Checkpoint, res *Result, stack *[]frame, enter func(*gstate, uint32, fingerprint) *Violation) (*Violation, error) {
 	st := e.workers[0].st
 	res.States, res.Transitions, res.Depth, res.BudgetStops = c.States, c.Transitions, c.Depth, c.BudgetStops
 	res.Resumed = &Resumption{States: c.States, Transitions: c.Transitions, Parts: c.Parts, Seconds: c.Seconds}
@@ -274,10 +275,10 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 	step := func(code uint32) (*gstate, error) {
 		top := &(*stack)[len(*stack)-1]
 		if top.next == 0 || actCode(top.acts[top.next-1]) != code {
-			return nil, unusable("frame %d: action %#x is not the one last tried there: the checkpoint does not fit this check", len(*stack), code)
+			return nil, store.Unusable("frame %d: action %#x is not the one last tried there: the checkpoint does not fit this check", len(*stack), code)
 		}
 		if p := st.apply(top.s, top.acts[top.next-1]); p != nil {
-			return nil, unusable("frame %d: replaying its action fails (%s): the checkpoint does not fit this check", len(*stack), p.detail)
+			return nil, store.Unusable("frame %d: replaying its action fails (%s): the checkpoint does not fit this check", len(*stack), p.detail)
 		}
 		return st.materialize(), nil
 	}
@@ -291,14 +292,14 @@ func (e *explorer) rebuild(c *checkpoint, res *Result, stack *[]frame, enter fun
 		}
 		fp := fingerprintOf(s)
 		if fp != (fingerprint{fr.FP[0], fr.FP[1]}) {
-			return nil, unusable("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
+			return nil, store.Unusable("frame %d: the replay reaches another state: the checkpoint does not fit this check", i)
 		}
 		if v := enter(s, fr.Act, fp); v != nil || len(*stack) != i+1 {
-			return nil, unusable("frame %d: no action is enabled there: the checkpoint does not fit this check", i)
+			return nil, store.Unusable("frame %d: no action is enabled there: the checkpoint does not fit this check", i)
 		}
 		top := &(*stack)[i]
 		if fr.Next < 0 || fr.Next > len(top.acts) {
-			return nil, unusable("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(top.acts), fr.Next)
+			return nil, store.Unusable("frame %d: %d actions, next %d: the checkpoint does not fit this check", i, len(top.acts), fr.Next)
 		}
 		top.next = fr.Next
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/critsec/critsec/check/internal/store"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -49,13 +50,13 @@ func (e *explorer) runCheckpointed() (Result, error) {
 		return e.runDFS()
 	}
 	wrap := func(err error) error {
-		var bad *checkpointError
+		var bad *store.UnusableError
 		if errors.As(err, &bad) {
 			return fmt.Errorf("%w: checkpoint in %s: %w", ErrConfig, dir, err)
 		}
 		return fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
-	unlock, held, err := lockCheckpoint(dir)
+	unlock, held, err := store.Lock(dir)
 	if held {
 		return Result{}, fmt.Errorf("%w: checkpoint in %s: another run is using it: wait for it to end, or give another directory", ErrConfig, dir)
 	}
@@ -63,7 +64,7 @@ func (e *explorer) runCheckpointed() (Result, error) {
 		return Result{}, wrap(err)
 	}
 	defer unlock()
-	c, err := e.loadCheckpoint(dir)
+	c, err := store.Load(dir, e.checkpointKey(), noAction)
 	if err == nil && c != nil {
 		err = e.seedTables(dir, c)
 	}
@@ -126,8 +127,8 @@ type explorer struct {
 	// resume is the checkpoint a depth-first run continues, or nil;
 	// savedKeys counts the keys of the interning tables saved in the
 	// checkpoint's directory so far (checkpoint.go).
-	resume    *checkpoint
-	savedKeys [2]keyCount
+	resume    *store.Checkpoint
+	savedKeys [2]store.KeyCount
 	ckFPs     string // the fingerprint file of the checkpoint saved last
 }
 
