@@ -180,12 +180,108 @@ type checkViolat struct {
 	Lasso string `json:"lasso,omitempty"`
 }
 
+// runCheck is `critsec check`: the flags, the run, the report.
 func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	pr, err := f.problem.resolve(cmd.Flags())
 	if err != nil {
 		return err
 	}
-	n := pr.Params.N
+	if err := f.validate(cmd, pr.Params.N); err != nil {
+		return err
+	}
+	var binary string // names the build a checkpoint is bound to
+	if f.checkpoint != "" {
+		id, err := binaryID()
+		if err != nil {
+			return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+		}
+		binary = id
+	}
+	crashes, det, err := f.faults.config(pr.Params.N, cmd.Flags().Changed("detector"))
+	if err != nil {
+		return err
+	}
+	if err := f.abstractChildren(&pr); err != nil {
+		return err
+	}
+	ms, err := pr.machines()
+	if err != nil {
+		return err
+	}
+	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
+		return err
+	}
+	// The trace and HTML files are opened before the run, so a path that
+	// cannot be written is refused at once, not after a long search.
+	tf, err := createFlagFile("trace", f.tracePath)
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	vf, err := createFlagFile("viz", f.vizPath)
+	if err != nil {
+		return err
+	}
+	defer vf.Close()
+	maxMemory := f.tuneMemory()
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
+	if f.checkpoint != "" {
+		// The algorithm and its options (variants such as mutin and
+		// mutin-paper start in equal states), and the binary: another
+		// build may explore another graph from the same initial state.
+		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
+		if f.fencing {
+			cfg.CheckpointID += " | fencing"
+		}
+		// SIGINT or SIGTERM stops the run and saves; a second one kills.
+		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stopSignals()
+		go func() { <-ctx.Done(); stopSignals() }()
+		cfg.Interrupt = ctx.Done()
+	}
+	res, err := check.Run(cfg)
+	if errors.Is(err, check.ErrConfig) {
+		return badInput("%v", err)
+	}
+	if err != nil {
+		return err // an I/O error reading a checkpoint: exit status 3
+	}
+	var concrete *bool
+	var concreteWhy string
+	if f.abstract != "" && res.Violation != nil && res.Violation.Kind != check.KindStarvation {
+		found := false
+		if res.Violation, found, concreteWhy, err = f.concretize(cmd, cfg, res.Violation); err != nil {
+			return err
+		}
+		concrete = &found
+	}
+	s := f.summary(&pr, cfg, res, crashes, det)
+	s.Concrete, s.ConcreteWhy = concrete, concreteWhy
+	// The trace is written before the report (a reader that closes
+	// standard output early must not cut it short); its error comes after
+	// the report, so it loses no verdict, and a violation's status (1)
+	// wins over the I/O error's (3).
+	var traceErr error
+	if tf != nil {
+		traceErr = f.writeTrace(tf, pr, res)
+	}
+	if vf != nil {
+		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(pr, res), res))
+	}
+	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
+		return err
+	}
+	if res.CheckpointSpent && traceErr == nil {
+		// The result is out: the checkpoint that led to it has served.
+		traceErr = check.RemoveCheckpoint(f.checkpoint)
+	}
+	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// validate refuses flags that are out of range for an algorithm on n
+// processes, or that do not apply together.
+func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 	if err := f.budget.validate(n); err != nil {
 		return err
 	}
@@ -237,18 +333,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := check.ValidateDiskDir(f.checkpoint); err != nil {
 		return badInput("--checkpoint %s is not a writable directory: %v", f.checkpoint, err)
 	}
-	var binary string // names the build a checkpoint is bound to
-	if f.checkpoint != "" {
-		id, err := binaryID()
-		if err != nil {
-			return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
-		}
-		binary = id
-	}
-	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// abstractChildren replaces the child objects that --abstract names by
+// their specification.
+func (f *checkFlags) abstractChildren(pr *problem) error {
 	for tag := range strings.SplitSeq(f.abstract, ",") {
 		if f.abstract == "" {
 			break
@@ -260,30 +350,25 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			return badInput("--%v", err)
 		}
 	}
-	lo, hi := pr.bounds()
-	ms, err := pr.machines()
+	return nil
+}
+
+// createFlagFile creates the file path of flag name, or returns nil when
+// path is "" (closing a nil *os.File is a harmless error).
+func createFlagFile(name, path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return nil, badInput("--%s %s: %v", name, path, err)
 	}
-	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
-		return err
-	}
-	// The trace file is opened before the run, so a path that cannot be
-	// written is refused at once, not after a long search.
-	var tf *os.File
-	if f.tracePath != "" {
-		if tf, err = os.Create(f.tracePath); err != nil {
-			return badInput("--trace %s: %v", f.tracePath, err)
-		}
-		defer tf.Close()
-	}
-	var vf *os.File
-	if f.vizPath != "" {
-		if vf, err = os.Create(f.vizPath); err != nil {
-			return badInput("--viz %s: %v", f.vizPath, err)
-		}
-		defer vf.Close()
-	}
+	return f, nil
+}
+
+// tuneMemory sets the garbage collector for a run and returns the heap
+// ceiling of --max-memory in bytes (0: none).
+func (f *checkFlags) tuneMemory() uint64 {
 	// The explorer allocates many small, long-lived objects: collecting
 	// half as often is 10% faster for 25% more memory (docs/checker.md).
 	debug.SetGCPercent(200)
@@ -300,8 +385,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
 	if maxMemory > 0 {
 		debug.SetMemoryLimit(int64(maxMemory))
-		defer debug.SetMemoryLimit(math.MaxInt64)
 	}
+	return maxMemory
+}
+
+// config is the check.Config of the flags, for machines ms of problem pr,
+// with a heap ceiling of maxMemory bytes.
+func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, crashes int, det check.Detector, maxMemory uint64) check.Config {
 	cfg := check.Config{
 		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
@@ -310,40 +400,18 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
 	}
 	if f.checkpoint != "" {
-		// The algorithm and its options (variants such as mutin and
-		// mutin-paper start in equal states), and the binary: another
-		// build may explore another graph from the same initial state.
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
-		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
-		if f.fencing {
-			cfg.CheckpointID += " | fencing"
-		}
-		// SIGINT or SIGTERM stops the run and saves; a second one kills.
-		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stopSignals()
-		go func() { <-ctx.Done(); stopSignals() }()
-		cfg.Interrupt = ctx.Done()
 	}
-	res, err := check.Run(cfg)
-	if errors.Is(err, check.ErrConfig) {
-		return badInput("%v", err)
-	}
-	if err != nil {
-		return err // an I/O error reading a checkpoint: exit status 3
-	}
-	var concrete *bool
-	var concreteWhy string
-	if f.abstract != "" && res.Violation != nil && res.Violation.Kind != check.KindStarvation {
-		found := false
-		if res.Violation, found, concreteWhy, err = f.concretize(cmd, cfg, res.Violation); err != nil {
-			return err
-		}
-		concrete = &found
-	}
+	return cfg
+}
+
+// summary is the report of result res of a run of cfg.
+func (f *checkFlags) summary(pr *problem, cfg check.Config, res check.Result, crashes int, det check.Detector) checkSummary {
+	lo, hi := pr.bounds()
 	s := checkSummary{
-		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
+		Result: string(res.Verdict), Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget.max(), Budgets: f.budget.perBudgets(), FIFO: !f.unordered, Search: f.search,
-		Reduce: f.reduce, Crashes: crashes, Fencing: f.fencing, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
+		Reduce: f.reduce, Crashes: crashes, Fencing: f.fencing, Abstract: f.abstract,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason, Position: res.Position,
 	}
@@ -373,25 +441,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			}
 		}
 	}
-	// The trace is written before the report (a reader that closes
-	// standard output early must not cut it short); its error comes after
-	// the report, so it loses no verdict, and a violation's status (1)
-	// wins over the I/O error's (3).
-	var traceErr error
-	if tf != nil {
-		traceErr = f.writeTrace(tf, pr, res)
-	}
-	if vf != nil {
-		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(pr, res), res))
-	}
-	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
-		return err
-	}
-	if res.CheckpointSpent && traceErr == nil {
-		// The result is out: the checkpoint that led to it has served.
-		traceErr = check.RemoveCheckpoint(f.checkpoint)
-	}
-	return outcome(cmd, res.Verdict != check.OK, traceErr)
+	return s
 }
 
 // checkFencing refuses --fencing (on) for algorithm alg when its machines
