@@ -25,16 +25,16 @@ type Resumption struct {
 func (c Config) validateCheckpoint() error {
 	switch {
 	case c.Checkpoint == "" && c.CheckpointEvery != 0:
-		return fmt.Errorf("check: CheckpointEvery needs Checkpoint")
+		return needs("CheckpointEvery", "Checkpoint", "")
 	case c.Checkpoint == "":
 		return nil
 	case c.DiskDir == "":
-		return fmt.Errorf("check: Checkpoint needs DiskDir (a checkpoint saves the visited set's file on disk)")
+		return needs("Checkpoint", "DiskDir", "a checkpoint saves the visited set's file on disk")
 	case c.CheckpointEvery < 0:
-		return fmt.Errorf("check: CheckpointEvery = %v is out of range: need >= 0", c.CheckpointEvery)
+		return outOfRangeOr0("CheckpointEvery", c.CheckpointEvery, "need > 0", "DefaultCheckpointEvery")
 	}
 	if err := store.ValidateDir(c.Checkpoint); err != nil {
-		return fmt.Errorf("check: Checkpoint %q is not a writable directory: %v", c.Checkpoint, err)
+		return &FieldError{Field: "Checkpoint", Value: c.Checkpoint, Why: "is not a writable directory: " + err.Error()}
 	}
 	return nil
 }

@@ -32,10 +32,10 @@ func (c Config) validateDisk() error {
 		return nil
 	}
 	if !c.DepthFirst {
-		return fmt.Errorf("check: DiskDir needs DepthFirst (only the depth-first visited set can be kept on disk)")
+		return needs("DiskDir", "DepthFirst", "only the depth-first visited set can be kept on disk")
 	}
 	if err := store.ValidateDir(c.DiskDir); err != nil {
-		return fmt.Errorf("check: DiskDir %q is not a writable directory: %v", c.DiskDir, err)
+		return &FieldError{Field: "DiskDir", Value: c.DiskDir, Why: "is not a writable directory: " + err.Error()}
 	}
 	return nil
 }

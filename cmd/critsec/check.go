@@ -211,6 +211,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
 		return err
 	}
+	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
+	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
+	if err := cfg.Validate(); err != nil {
+		return checkConfigError(err)
+	}
 	// The trace and HTML files are opened before the run, so a path that
 	// cannot be written is refused at once, not after a long search.
 	tf, err := createFlagFile("trace", f.tracePath)
@@ -223,9 +228,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return err
 	}
 	defer vf.Close()
-	maxMemory := f.tuneMemory()
+	tuneMemory(f.search == "dfs", f.expected, maxMemory)
 	defer debug.SetMemoryLimit(math.MaxInt64)
-	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
 	if f.checkpoint != "" {
 		// The algorithm and its options (variants such as mutin and
 		// mutin-paper start in equal states), and the binary: another
@@ -242,7 +246,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	res, err := check.Run(cfg)
 	if errors.Is(err, check.ErrConfig) {
-		return badInput("%v", err)
+		return checkConfigError(err)
 	}
 	if err != nil {
 		return err // an I/O error reading a checkpoint: exit status 3
@@ -286,52 +290,41 @@ func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 		return err
 	}
 	switch {
-	case f.maxStates < 0:
-		return badInput("--max-states %d is out of range: need >= 0 (0: no limit)", f.maxStates)
 	case f.maxStates == 0 && n > checkSafeN:
 		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
 	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
 		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	case n > check.MaxN:
 		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
-	case f.timeout < 0:
-		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
-	case f.workers < 1 || f.workers > 256:
-		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
-	case f.expected < 0:
-		return badInput("--expected-states %d is out of range: need >= 0 (0: grow as needed)", f.expected)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
 	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
 		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
-	case f.diskDir != "" && f.search != "dfs":
-		return badInput("--disk-dir keeps the depth-first visited set on disk: add --search dfs, or leave it out")
-	case f.checkpoint != "" && f.diskDir == "":
-		return badInput("--checkpoint saves the visited set's file on disk: add --disk-dir DIR (and --search dfs)")
 	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
 		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
 	case f.ckEvery < time.Second:
 		return badInput("--checkpoint-every %v is out of range: need >= 1s (each save rewrites the visited set's file), e.g. 10m", f.ckEvery)
 	case f.reduce != "none" && f.reduce != "por":
 		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
-	case f.reduce == "por" && f.search != "dfs":
-		return badInput("--reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs")
-	case f.deadlockStates < 1:
-		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
+	}
+	// The library reads 0 as its default (check.FieldError.Zero); on the
+	// command line the default is the flag's own, given by leaving the
+	// flag out.
+	for _, z := range []struct {
+		name string
+		v    int
+	}{{"workers", f.workers}, {"deadlock-states", f.deadlockStates}, {"liveness-states", f.livenessStates}} {
+		if z.v == 0 {
+			return badInput("--%s 0 is out of range: need >= 1 (leave --%s out for its default)", z.name, z.name)
+		}
 	}
 	if err := f.checkLivenessFlags(cmd); err != nil {
 		return err
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
-	}
-	if err := check.ValidateDiskDir(f.diskDir); err != nil {
-		return badInput("--disk-dir %s is not a writable directory: %v", f.diskDir, err)
-	}
-	if err := check.ValidateDiskDir(f.checkpoint); err != nil {
-		return badInput("--checkpoint %s is not a writable directory: %v", f.checkpoint, err)
 	}
 	return nil
 }
@@ -366,27 +359,72 @@ func createFlagFile(name, path string) (*os.File, error) {
 	return f, nil
 }
 
-// tuneMemory sets the garbage collector for a run and returns the heap
-// ceiling of --max-memory in bytes (0: none).
-func (f *checkFlags) tuneMemory() uint64 {
+// tuneMemory sets the garbage collector for a run, depth-first or not,
+// with a visited set sized for expected states (0: not sized) and a heap
+// ceiling of maxMemory bytes (0: none).
+func tuneMemory(dfs bool, expected int, maxMemory uint64) {
 	// The explorer allocates many small, long-lived objects: collecting
 	// half as often is 10% faster for 25% more memory (docs/checker.md).
 	debug.SetGCPercent(200)
-	if f.search == "dfs" && f.expected > 0 {
+	if dfs && expected > 0 {
 		// A pre-sized depth-first table is nearly all of the live heap and
 		// holds no pointers: give the garbage (clones of machines) about
 		// 3 GB of room instead of twice the table's size.
-		table := float64(f.expected) * 16 // 12-byte slots at load 3/4
+		table := float64(expected) * 16 // 12-byte slots at load 3/4
 		debug.SetGCPercent(int(min(200, max(25, 100*3*(1<<30)/table))))
 	}
 	// --max-memory is a ceiling for the whole heap: the collector works
 	// harder near it, and the run stops (incomplete) when what is live
 	// reaches 70 % of it, before the collector runs nearly all the time.
-	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
 	if maxMemory > 0 {
 		debug.SetMemoryLimit(int64(maxMemory))
 	}
-	return maxMemory
+}
+
+// checkFlagOf names the flag that sets each check.Config field critsec
+// check sets from a flag, and what to add when the field is needed.
+var checkFlagOf = map[string]struct{ name, add string }{
+	"Budget":          {"--budget", "--budget B"},
+	"Crashes":         {"--crashes", "--crashes C"},
+	"MaxStates":       {"--max-states", "--max-states N"},
+	"Timeout":         {"--timeout", "--timeout D"},
+	"Workers":         {"--workers", "--workers W"},
+	"DeadlockStates":  {"--deadlock-states", "--deadlock-states N"},
+	"ExpectedStates":  {"--expected-states", "--expected-states N"},
+	"DepthFirst":      {"--search dfs", "--search dfs"},
+	"PartialOrder":    {"--reduce por", "--reduce por"},
+	"DiskDir":         {"--disk-dir", "--disk-dir DIR"},
+	"Checkpoint":      {"--checkpoint", "--checkpoint DIR"},
+	"CheckpointEvery": {"--checkpoint-every", "--checkpoint-every D"},
+	"Liveness":        {"--liveness", "--liveness"},
+	"LivenessStates":  {"--liveness-states", "--liveness-states N"},
+	"FairBound":       {"--fair-bound", "--fair-bound B"},
+}
+
+// checkConfigError is the one-line bad-input error of err, which
+// check.Config.Validate returned: a field's rule is stated by the library
+// (check.FieldError) and told here with the names of the flags.
+func checkConfigError(err error) error {
+	var fe *check.FieldError
+	if !errors.As(err, &fe) {
+		return badInput("%v", err)
+	}
+	field, ok := checkFlagOf[fe.Field]
+	if !ok {
+		return badInput("%v", err)
+	}
+	if fe.Needs == "" {
+		return badInput("%s %s %s", field.name, fe.Value, fe.Why)
+	}
+	need, ok := checkFlagOf[fe.Needs]
+	if !ok {
+		return badInput("%v", err)
+	}
+	why := ""
+	if fe.Why != "" {
+		why = " (" + fe.Why + ")"
+	}
+	return badInput("%s needs %s%s: add %s, or leave %s out", field.name, need.name, why, need.add, field.name)
 }
 
 // config is the check.Config of the flags, for machines ms of problem pr,
@@ -673,10 +711,6 @@ func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
 		return nil
 	}
 	switch {
-	case f.livenessStates < 1:
-		return badInput("--liveness-states %d is out of range: need >= 1", f.livenessStates)
-	case f.fairBound < 0 || f.fairBound > 250:
-		return badInput("--fair-bound %d is out of range: need 0 <= fair-bound <= 250 (0: exact weak fairness)", f.fairBound)
 	case f.tracePath != "" || f.vizPath != "":
 		return badInput("--trace and --viz do not take a starvation lasso yet (the trace format has no cycle): leave them out with --liveness; the path is printed")
 	case f.search != "bfs" || f.reduce != "none" || f.diskDir != "" || fl.Changed("expected-states"):
