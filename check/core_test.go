@@ -73,30 +73,44 @@ func TestCrashOfP64(t *testing.T) {
 	}
 }
 
-// stuck is idle, except that process Stuck's Entry never completes: it
-// waits for a message nobody sends.
+// stuck is idle, except that its Entry (its Exit, with exit) never
+// completes: it waits for a message nobody sends.
 type stuck struct {
 	idle
-	waiting bool
+	exit, waiting bool
 }
 
+func (m *stuck) op() cs.Op {
+	if m.exit {
+		return cs.Exit
+	}
+	return cs.Entry
+}
 func (m *stuck) Pending() cs.Op {
 	if m.waiting {
-		return cs.Entry
+		return m.op()
 	}
 	return cs.None
 }
 func (m *stuck) Clone() cs.Machine { c := *m; return &c }
 func (m *stuck) AppendState(b []byte) []byte {
-	return append(m.idle.AppendState(b), byte(len(m.Pending().String())))
+	return append(m.idle.AppendState(b), b2i(m.waiting), b2i(m.exit))
 }
-func (m *stuck) Entry(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Entry); err != nil {
+func (m *stuck) call(env cs.Env, op cs.Op) error {
+	if op != m.op() {
+		if op == cs.Entry {
+			return m.idle.Entry(env)
+		}
+		return m.idle.Exit(env)
+	}
+	if err := cs.CheckCall(m, op); err != nil {
 		return err
 	}
 	m.waiting = true
 	return nil
 }
+func (m *stuck) Entry(env cs.Env) error { return m.call(env, cs.Entry) }
+func (m *stuck) Exit(env cs.Env) error  { return m.call(env, cs.Exit) }
 
 // TestDeadlockBySearch reaches the exhaustive completion
 // search of the deadlock analysis (deadlock.go, searchCompletion), which no

@@ -9,45 +9,10 @@ import (
 	"github.com/critsec/critsec/property"
 )
 
-// stuckExit is idle, except that its Exit never completes: it waits for a
-// message nobody sends.
-type stuckExit struct {
-	idle
-	waiting bool
-}
-
-func (m *stuckExit) Pending() cs.Op {
-	if m.waiting {
-		return cs.Exit
-	}
-	return cs.None
-}
-func (m *stuckExit) Clone() cs.Machine { c := *m; return &c }
-func (m *stuckExit) AppendState(b []byte) []byte {
-	return append(m.idle.AppendState(b), b2i(m.waiting))
-}
-func (m *stuckExit) Exit(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Exit); err != nil {
-		return err
-	}
-	m.waiting = true
-	return nil
-}
-
-// ftGlobal is property.FaultTolerantGlobal(n, l, k).
-func ftGlobal(t *testing.T, n, l, k int) *property.Property {
+// prop is mk(n, l, k): property.Global or property.FaultTolerantGlobal.
+func prop(t *testing.T, mk func(n, l, k int) (*property.Property, error), n, l, k int) *property.Property {
 	t.Helper()
-	p, err := property.FaultTolerantGlobal(n, l, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// globalBounds is property.Global(n, lo, hi).
-func globalBounds(t *testing.T, n, lo, hi int) *property.Property {
-	t.Helper()
-	p, err := property.Global(n, lo, hi)
+	p, err := mk(n, l, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +39,7 @@ func idles(n int, in ...cs.ID) []cs.Machine {
 // know of it) and the run is ok; so it is with the crash-free global bound
 // 0..2. Every search finds the same three steps.
 func TestExitGuardViolation(t *testing.T) {
-	base := Config{Machines: idles(3, 1, 2), Property: ftGlobal(t, 3, 1, 2), Budgets: []int{1, 0, 0}, Crashes: 1}
+	base := Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budgets: []int{1, 0, 0}, Crashes: 1}
 	for _, search := range []struct {
 		name     string
 		dfs, por bool
@@ -106,7 +71,7 @@ func TestExitGuardViolation(t *testing.T) {
 		det  Detector
 	}{
 		{"no detector", base.Property, nil},
-		{"bounds 0..2, detector P", globalBounds(t, 3, 0, 2), Perfect{}},
+		{"bounds 0..2, detector P", prop(t, property.Global, 3, 0, 2), Perfect{}},
 	} {
 		cfg := base
 		cfg.Property, cfg.Detector = c.prop, c.det
@@ -124,7 +89,7 @@ func TestExitGuardViolation(t *testing.T) {
 // processes InCS (Definition 2's safe initial configuration), although the
 // state bound is 0..k.
 func TestExitGuardInitial(t *testing.T) {
-	res, err := Run(Config{Machines: idles(3, 1), Property: ftGlobal(t, 3, 2, 3), Budget: 1})
+	res, err := Run(Config{Machines: idles(3, 1), Property: prop(t, property.FaultTolerantGlobal, 3, 2, 3), Budget: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +103,11 @@ func TestExitGuardInitial(t *testing.T) {
 // does not record; machines that are not cs.Initializing could crash
 // before, so the configuration is refused.
 func TestExitGuardTrustingNeedsInitializing(t *testing.T) {
-	_, err := Run(Config{Machines: idles(3, 1, 2), Property: ftGlobal(t, 3, 1, 2), Budget: 1, Crashes: 1, Detector: Trusting{}})
+	_, err := Run(Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Crashes: 1, Detector: Trusting{}})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cs.Initializing") {
 		t.Fatalf("got %v, want the configuration refused for want of cs.Initializing", err)
 	}
-	if _, err := Run(Config{Machines: idles(3, 1, 2), Property: ftGlobal(t, 3, 1, 2), Budget: 1, Detector: Trusting{}}); err != nil {
+	if _, err := Run(Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Detector: Trusting{}}); err != nil {
 		t.Fatalf("without crashes: %v", err)
 	}
 }
@@ -170,7 +135,7 @@ func TestCrashedInCSEncoding(t *testing.T) {
 	if fingerprintOf(mk(false, 0)) == fingerprintOf(mk(true, 0)) {
 		t.Errorf("the guard's word is not encoded")
 	}
-	x := &model{n: 3, detector: Perfect{}, guard: ftGlobal(t, 3, 1, 2).ExitGuard()}
+	x := &model{n: 3, detector: Perfect{}, guard: prop(t, property.FaultTolerantGlobal, 3, 1, 2).ExitGuard()}
 	pk := newPacker(x)
 	s := pk.unpack(pk.appendPacked(nil, mk(true, bit(2))))
 	if !s.guarded || s.zombies != bit(2) || fingerprintOf(s) != fingerprintOf(mk(true, bit(2))) {
@@ -188,7 +153,7 @@ func TestCrashedInCSEncoding(t *testing.T) {
 func TestExitGuardRequiredWait(t *testing.T) {
 	machines := func(n int) []cs.Machine {
 		ms := idles(n)
-		ms[0] = &stuckExit{idle: idle{self: 1, state: cs.InCS}}
+		ms[0] = &stuck{idle: idle{self: 1, state: cs.InCS}, exit: true}
 		return ms
 	}
 	budgets := func(n int) []int { b := make([]int, n); b[0] = 1; return b }
@@ -199,9 +164,9 @@ func TestExitGuardRequiredWait(t *testing.T) {
 		want   Verdict
 		detail string
 	}{
-		{"n=2 l=1 k=2", 2, ftGlobal(t, 2, 1, 2), OK, ""},
-		{"n=2 bounds 0..2", 2, globalBounds(t, 2, 0, 2), Violated, "global deadlock"},
-		{"n=3 l=1 k=2", 3, ftGlobal(t, 3, 1, 2), Violated, "P1's exit request can never complete"},
+		{"n=2 l=1 k=2", 2, prop(t, property.FaultTolerantGlobal, 2, 1, 2), OK, ""},
+		{"n=2 bounds 0..2", 2, prop(t, property.Global, 2, 0, 2), Violated, "global deadlock"},
+		{"n=3 l=1 k=2", 3, prop(t, property.FaultTolerantGlobal, 3, 1, 2), Violated, "P1's exit request can never complete"},
 	} {
 		for _, dfs := range []bool{false, true} {
 			res, err := Run(Config{Machines: machines(c.n), Property: c.prop, Budgets: budgets(c.n), Crashes: 1, Detector: Perfect{}, DepthFirst: dfs})
@@ -224,13 +189,13 @@ func TestExitGuardRequiredWait(t *testing.T) {
 // deficit. When P3's Entry completes, it closes, and the run is ok.
 func TestExitGuardRecovery(t *testing.T) {
 	machines := func(enter bool) []cs.Machine {
-		ms := []cs.Machine{&idle{self: 1, state: cs.InCS}, &stuckExit{idle: idle{self: 2, state: cs.InCS}}, &stuck{idle: idle{self: 3, state: cs.OutCS}}}
+		ms := []cs.Machine{&idle{self: 1, state: cs.InCS}, &stuck{idle: idle{self: 2, state: cs.InCS}, exit: true}, &stuck{idle: idle{self: 3, state: cs.OutCS}}}
 		if enter {
 			ms[2] = &idle{self: 3, state: cs.OutCS}
 		}
 		return ms
 	}
-	prop := ftGlobal(t, 3, 2, 3)
+	prop := prop(t, property.FaultTolerantGlobal, 3, 2, 3)
 	for _, dfs := range []bool{false, true} {
 		cfg := Config{Machines: machines(false), Property: prop, Budgets: []int{0, 1, 0}, Crashes: 1, Detector: Perfect{}, DepthFirst: dfs}
 		res, err := Run(cfg)
@@ -263,7 +228,7 @@ func (m *initialized) Initialized() bool           { return true }
 // the machines' initialization does not wait for the trusts.
 func TestExitGuardUntrustedCrash(t *testing.T) {
 	ms := []cs.Machine{&initialized{idle{self: 1, state: cs.InCS}}, &initialized{idle{self: 2, state: cs.OutCS}}}
-	res, err := Run(Config{Machines: ms, Property: ftGlobal(t, 2, 1, 2), Crashes: 1, Detector: Trusting{}})
+	res, err := Run(Config{Machines: ms, Property: prop(t, property.FaultTolerantGlobal, 2, 1, 2), Crashes: 1, Detector: Trusting{}})
 	if err != nil {
 		t.Fatal(err)
 	}

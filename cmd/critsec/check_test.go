@@ -280,3 +280,30 @@ func TestFencingCLI(t *testing.T) {
 		t.Errorf("trace check: exit %d\n%s", code, out)
 	}
 }
+
+// TestCheckFaultTolerantGlobal: ftgcs's property has the state bounds
+// 0..k and an exit guard l, printed on a line of its own; a dropped design
+// of its l side breaks the guard, and the counterexample's trace claims
+// it; with --fencing the tokens are checked too.
+func TestCheckFaultTolerantGlobal(t *testing.T) {
+	code, out := runCheckCLI(t, "--alg", "ftgcs", "--n", "3", "--l", "1", "--k", "2", "--crashes", "2", "--detector", "P", "--budget", "1")
+	if code != 0 || !strings.HasPrefix(out, "check ftgcs: n=3 l=1 k=2, bounds 0..2, budget 1, up to 2 crashes, detector P") ||
+		!strings.Contains(out, "\nproperty: #live InCS <= 2; every exit leaves >= 1 InCS, counting unreported crashes (crash-stop)\nresult: ok\n") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	code, out = runCheckCLI(t, "--alg", "ftgcs", "--lside", "complement", "--n", "3", "--l", "1", "--k", "2", "--crashes", "1", "--detector", "P", "--trace", tr)
+	const detail = "after P1 became OutCS: P1's exit left 0 live processes InCS and 0 unreported crashes InCS, below the lower bound 1"
+	if code != 1 || !strings.Contains(out, "violation: bounds: "+detail) || !strings.Contains(out, "path (21 steps):") {
+		t.Fatalf("--lside complement: exit %d\n%s", code, out)
+	}
+	if b, err := os.ReadFile(tr); err != nil || !strings.Contains(string(b), `"demonstrates":{"kind":"bounds","detail":"`+detail+`"}`) {
+		t.Fatalf("the trace does not claim the violation: %v", err)
+	}
+	// The k side's tokens: the fencing properties and the exit guard
+	// together, both reading the processes that crashed InCS.
+	code, out = runCheckCLI(t, "--alg", "ftgcs", "--n", "3", "--l", "1", "--k", "2", "--crashes", "2", "--detector", "P", "--budget", "1", "--fencing")
+	if code != 0 || !strings.Contains(out, "detector P, fencing tokens") || !strings.Contains(out, "result: ok") {
+		t.Fatalf("--fencing: exit %d\n%s", code, out)
+	}
+}
