@@ -189,14 +189,6 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := f.validate(cmd, pr.Params.N); err != nil {
 		return err
 	}
-	var binary string // names the build a checkpoint is bound to
-	if f.checkpoint != "" {
-		id, err := binaryID()
-		if err != nil {
-			return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
-		}
-		binary = id
-	}
 	crashes, det, err := f.faults.config(pr.Params.N, cmd.Flags().Changed("detector"))
 	if err != nil {
 		return err
@@ -216,6 +208,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return checkConfigError(err)
 	}
+	if f.checkpoint != "" {
+		stop, err := f.bindCheckpoint(&cfg, &pr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	// The trace and HTML files are opened before the run, so a path that
 	// cannot be written is refused at once, not after a long search.
 	tf, err := createFlagFile("trace", f.tracePath)
@@ -230,20 +229,6 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	defer vf.Close()
 	tuneMemory(f.search == "dfs", f.expected, maxMemory)
 	defer debug.SetMemoryLimit(math.MaxInt64)
-	if f.checkpoint != "" {
-		// The algorithm and its options (variants such as mutin and
-		// mutin-paper start in equal states), and the binary: another
-		// build may explore another graph from the same initial state.
-		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
-		if f.fencing {
-			cfg.CheckpointID += " | fencing"
-		}
-		// SIGINT or SIGTERM stops the run and saves; a second one kills.
-		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stopSignals()
-		go func() { <-ctx.Done(); stopSignals() }()
-		cfg.Interrupt = ctx.Done()
-	}
 	res, err := check.Run(cfg)
 	if errors.Is(err, check.ErrConfig) {
 		return checkConfigError(err)
@@ -262,16 +247,23 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	}
 	s := f.summary(&pr, cfg, res, crashes, det)
 	s.Concrete, s.ConcreteWhy = concrete, concreteWhy
+	return f.report(cmd, &pr, res, s, tf, vf)
+}
+
+// report writes the counterexample of res to the --trace and --viz files
+// tf and vf (nil: none) and the summary s to standard output, removes a
+// checkpoint the run spent, and returns the command's outcome.
+func (f *checkFlags) report(cmd *cobra.Command, pr *problem, res check.Result, s checkSummary, tf, vf *os.File) error {
 	// The trace is written before the report (a reader that closes
 	// standard output early must not cut it short); its error comes after
 	// the report, so it loses no verdict, and a violation's status (1)
 	// wins over the I/O error's (3).
 	var traceErr error
 	if tf != nil {
-		traceErr = f.writeTrace(tf, pr, res)
+		traceErr = f.writeTrace(tf, *pr, res)
 	}
 	if vf != nil {
-		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(pr, res), res))
+		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(*pr, res), res))
 	}
 	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
 		return err
@@ -281,6 +273,27 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		traceErr = check.RemoveCheckpoint(f.checkpoint)
 	}
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// bindCheckpoint binds cfg's checkpoint to the algorithm, its options and
+// this binary, and makes SIGINT and SIGTERM stop the run and save (a
+// second one kills); stop stops listening for them.
+func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func(), err error) {
+	binary, err := binaryID()
+	if err != nil {
+		return nil, badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+	}
+	// The algorithm and its options (variants such as mutin and
+	// mutin-paper start in equal states), and the binary: another build
+	// may explore another graph from the same initial state.
+	cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
+	if f.fencing {
+		cfg.CheckpointID += " | fencing"
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stopSignals() }()
+	cfg.Interrupt = ctx.Done()
+	return stopSignals, nil
 }
 
 // validate refuses flags that are out of range for an algorithm on n

@@ -26,7 +26,7 @@ import (
 // bisection in the file's read-only mapping, or one pread where the system
 // has none: diskmap_linux.go), and a Bloom filter over the file (bloom)
 // answers most tests of new states without that read.
-// Every fingerprint is in exactly one of the table and the file, so insert
+// Every fingerprint is in exactly one of the table and the file, so Insert
 // answers exactly as Memory does: the same states are explored.
 //
 // The table is indexed by the top bits of x[0], so its slots are nearly in
