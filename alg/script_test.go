@@ -2,8 +2,12 @@ package alg
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/internal/testnet"
 	"github.com/critsec/critsec/trace"
 )
@@ -11,9 +15,9 @@ import (
 // TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
 // rewrites their outputs) on registered algorithms: new alg=NAME n=N l=L
 // k=K coterie=C builds them through Resolve, with the default initial
-// configuration, and checks the property they guarantee; any other
-// key=value is one of the algorithm's options (Spec.Options), e.g.
-// lside=complement.
+// configuration or initial=1,2 (the ids InCS), and checks the property
+// they guarantee; any other key=value is one of the algorithm's options
+// (Spec.Options), e.g. lside=complement.
 // testdata/scripts/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
 // n = 4 on majority(4) with Maekawa as mx (docs/global-lk-cs.md).
 func TestScripts(t *testing.T) {
@@ -33,6 +37,14 @@ func TestScripts(t *testing.T) {
 		for key, v := range args {
 			switch key {
 			case "alg", "n", "l", "k", "coterie":
+			case "initial":
+				for f := range strings.SplitSeq(v, ",") {
+					id, err := strconv.Atoi(f)
+					if err != nil {
+						return testnet.Setup{}, fmt.Errorf("initial=%s: want ids like 1,2", v)
+					}
+					spec.Initial = append(spec.Initial, cs.ID(id))
+				}
 			default:
 				if spec.Options == nil {
 					spec.Options = map[string]string{}
