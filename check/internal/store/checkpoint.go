@@ -87,7 +87,8 @@ const (
 // fpsName is the form of the fingerprint file's name.
 var fpsName = regexp.MustCompile(`^fps-[0-9]+-[0-9]+$`)
 
-// TableFiles name the files of the interning tables' keys (tables).
+// TableFiles name the files of the interning tables' keys (AppendKeys,
+// ReadKeys).
 var TableFiles = [2]string{"machines", "messages"}
 
 // isFPsFile reports whether name is a fingerprint file, or the temporary
@@ -100,12 +101,12 @@ func isCheckpointFile(name string) bool {
 	return strings.HasPrefix(name, jsonFile) || name == TableFiles[0] || name == TableFiles[1] || isFPsFile(name)
 }
 
-// Load reads dir's checkpoint: nil when there is none, an error
-// when there is one that this run cannot continue: of a version other than
-// this one, of another check than key, or damaged (its path must start
-// with the action code root). A directory without a
-// checkpoint must hold nothing but what a first save left unfinished: a
-// checkpoint's files are removed when its run ends.
+// Load reads dir's checkpoint: nil when there is none, an error (an
+// *UnusableError) when there is one that this run cannot continue: of
+// another version, of another check than key, or damaged (its path must
+// start with the action code root). A directory without a checkpoint must
+// hold nothing but what a first save left unfinished: a checkpoint's files
+// are removed when its run ends.
 func Load(dir, key string, root uint32) (*Checkpoint, error) {
 	f, err := os.Open(filepath.Join(dir, jsonFile))
 	if errors.Is(err, os.ErrNotExist) {
