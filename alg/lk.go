@@ -16,7 +16,7 @@ import (
 // (Algorithms 1-2), k-mutual exclusion as Co(MUTIN(n-k)) (Theorem 1) and
 // (l,k)-GCS (Algorithm 3). The plain names run mutin.Fixed, which forwards
 // every Release to an outstanding Query; the "-paper" names run Algorithms
-// 1-2 as published, which can deadlock (docs/global-lk-cs.md).
+// 1-2 as published, which can deadlock (docs/design/mutin-fix.md).
 //
 // mx, the mutual-exclusion object inside each MUTIN, is by default
 // Maekawa's algorithm on the same coterie, as in the paper (section 3.4,

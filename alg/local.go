@@ -15,7 +15,7 @@ import (
 // l_i-LMUTIN (Algorithms 1-2) and k_i-LMUTEX = Co(LMUTIN) (Theorem 2),
 // on a topology (package topology) with bounds per process. The plain
 // names run lmutin.Fixed; the "-paper" names run Algorithms 1-2 as
-// published, which the model checker breaks (docs/local-lk-cs.md).
+// published, which the model checker breaks (docs/design/lmutin-fix.md).
 //
 // Bounds: uniform l and k (the defaults are l = 1 for lmutin, local mutual
 // inclusion, and k = 1 for lmutex, local mutual exclusion), or a bounds
@@ -62,7 +62,7 @@ func init() {
 // (lkcs.Initial). The plain name runs lkcs.Fixed, the correction (ordered
 // acquisition with rollback, one returned sidetrack of each type);
 // lkcs-paper runs Algorithms 3-7 as published, which the model checker
-// deadlocks (docs/local-lk-cs.md).
+// deadlocks (docs/design/lkcs-fix.md).
 func init() {
 	for _, v := range []lkcs.Variant{lkcs.Fixed, lkcs.Paper} {
 		suffix, note := variant(v == lkcs.Paper, "deadlocks")
@@ -134,7 +134,7 @@ func resolveLocal(a Algorithm, s Spec) (*Problem, error) {
 		return nil, fmt.Errorf("topology: %s solves a local problem and needs a communication graph: %s, or an edge-list file", a.Name, topology.Forms())
 	}
 	if s.Coterie != "" || s.Quorums != nil {
-		return nil, fmt.Errorf("coterie: %s uses no coterie (each process asks its neighbours); leave it out", a.Name)
+		return nil, fmt.Errorf("coterie: %s uses no coterie (each process asks its neighbors); leave it out", a.Name)
 	}
 	g, err := topology.ByName(s.Topology)
 	switch {
@@ -211,9 +211,9 @@ func localBounds(a Algorithm, g *topology.Graph, s Spec) (topology.Bounds, error
 }
 
 // localBytes is the size of an l_i-LMUTIN machine: a few words and sets,
-// and timestamps per neighbour (measured: 1 211 bytes a process on
-// wheel:10000, 18 bytes a neighbour on complete:1000, 18.7 on
-// complete:2000), for the mean neighbourhood, so that n times it is the
+// and timestamps per neighbor (measured: 1 211 bytes a process on
+// wheel:10000, 18 bytes a neighbor on complete:1000, 18.7 on
+// complete:2000), for the mean neighborhood, so that n times it is the
 // whole system's.
 func localBytes(p cs.Params) int64 { return 1200 + 19*int64(meanDegree(p)+1) }
 

@@ -21,8 +21,8 @@ import (
 // the messages divided by Σ pairs·(|N_i|+1) must lie in 3..6; the test
 // asserts that. Per process, messages are attributed to the pair that
 // caused them (internal/causal), and the log shows them grouped by
-// |N_i|+1 with the bounds: the table of docs/local-lk-cs.md
-// (go test ./alg -run TestLocalMessages -v).
+// |N_i|+1 with the bounds (go test ./alg -run TestLocalMessages -v); the
+// study's table of the same measure is in docs/results.md.
 func TestLocalMessages(t *testing.T) {
 	topos := []string{"ring:30", "star:30", "wheel:30", "torus:6x6", "random:60:0.1:7"}
 	if !testing.Short() {
@@ -82,7 +82,7 @@ func TestLocalMessages(t *testing.T) {
 				ratio := float64(total) / float64(weighted)
 				t.Logf("| %s | %s | %s | %d | %.3f | %.2f..%.2f | %.3f |", alg, topo, load.name, pairs, ratio, lo, hi, float64(preempts)/float64(pairs))
 				if ratio < 3 || ratio > 6 {
-					t.Errorf("%s %s %s: %.3f messages per pair and neighbourhood member, outside Lemma 3's 3..6", alg, topo, load.name, ratio)
+					t.Errorf("%s %s %s: %.3f messages per pair and neighborhood member, outside Lemma 3's 3..6", alg, topo, load.name, ratio)
 				}
 			}
 		}

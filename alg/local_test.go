@@ -77,7 +77,7 @@ func localBoundsCases(t *testing.T, alg string, g *topology.Graph, dir string) m
 // states; lmutex on the diamond and K4 with k = 1 only, from P1 InCS),
 // and budget 2 on P4 and the star as well. Under -short:
 // P3 only. The counts are in
-// docs/local-lk-cs.md.
+// docs/results.md.
 func TestLocalSmallGraphs(t *testing.T) {
 	dir := t.TempDir()
 	type run struct {
@@ -142,7 +142,7 @@ func TestLocalSmallGraphs(t *testing.T) {
 
 // TestLocalSimulation runs lmutin and lmutex in the simulator on many
 // topologies and seeds, up to n = 400, with exponential transit times
-// (so requests race), under heavy and light load: every neighbourhood's bound, the invocation
+// (so requests race), under heavy and light load: every neighborhood's bound, the invocation
 // convention and deadlock freedom are checked after every event, and every
 // request completes (after the drain, only exits held by a lower bound
 // may be left: no new entry comes to release them).
@@ -242,10 +242,10 @@ func TestResolveLocal(t *testing.T) {
 	}
 }
 
-// TestLocalNeighbours: every local algorithm's machine declares N_i
+// TestLocalNeighbors: every local algorithm's machine declares N_i
 // (cs.Local), which the model checker enforces and its partial-order
 // reduction relies on, and N_i is the topology's.
-func TestLocalNeighbours(t *testing.T) {
+func TestLocalNeighbors(t *testing.T) {
 	for _, a := range All() {
 		if !a.Local {
 			continue
@@ -266,11 +266,11 @@ func TestLocalNeighbours(t *testing.T) {
 				t.Errorf("%s: P%d's machine %T does not implement cs.Local", a.Name, i+1, m)
 				continue
 			}
-			if got, want := fmt.Sprint(l.Neighbours()), fmt.Sprint(pr.Params.Neighbors[i]); got != want {
-				t.Errorf("%s: P%d declares neighbours %s, the topology gives %s", a.Name, i+1, got, want)
+			if got, want := fmt.Sprint(l.Neighbors()), fmt.Sprint(pr.Params.Neighbors[i]); got != want {
+				t.Errorf("%s: P%d declares neighbors %s, the topology gives %s", a.Name, i+1, got, want)
 			}
-			if c, ok := m.Clone().(cs.Local); !ok || fmt.Sprint(c.Neighbours()) != fmt.Sprint(l.Neighbours()) {
-				t.Errorf("%s: P%d's clone lost its neighbours", a.Name, i+1)
+			if c, ok := m.Clone().(cs.Local); !ok || fmt.Sprint(c.Neighbors()) != fmt.Sprint(l.Neighbors()) {
+				t.Errorf("%s: P%d's clone lost its neighbors", a.Name, i+1)
 			}
 		}
 	}

@@ -49,7 +49,7 @@ type Spec struct {
 	// algorithms only.
 	Bounds string `json:"bounds,omitempty"`
 	// Clamp, with uniform L and K on a topology, lowers k_i to |N_i|+1 (and
-	// l_i to k_i-1) where a neighbourhood is smaller than K, instead of
+	// l_i to k_i-1) where a neighborhood is smaller than K, instead of
 	// refusing the problem.
 	Clamp bool `json:"clamp,omitempty"`
 	// Initial lists the processes InCS at the start; nil means the
@@ -93,7 +93,7 @@ func (p *Problem) Machines() ([]cs.Machine, error) {
 
 // Abstract replaces the child object named tag by its specification, an
 // ideal k-mutual exclusion object (package ideal), for compositional model
-// checking (docs/checker.md, "Compositional checking"): tag "mx" is the
+// checking (docs/design/compositional-checking.md): tag "mx" is the
 // mutual-exclusion object inside each MUTIN (mutin, kmutex, gcs and their
 // -paper variants), "kmex" is gcs's k-mutual exclusion object. Nothing but
 // the model checker grants an ideal object, so the machines of an

@@ -19,7 +19,7 @@ import (
 // they guarantee; any other key=value is one of the algorithm's options
 // (Spec.Options), e.g. lside=complement.
 // testdata/scripts/gcs_paper_deadlock_n4.txt is the published MUTIN's deadlock at
-// n = 4 on majority(4) with Maekawa as mx (docs/global-lk-cs.md).
+// n = 4 on majority(4) with Maekawa as mx (docs/design/mutin-fix.md).
 func TestScripts(t *testing.T) {
 	testnet.RunScripts(t, "testdata/scripts", func(args map[string]string) (testnet.Setup, error) {
 		a, err := Lookup(args["alg"])

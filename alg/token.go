@@ -3,15 +3,20 @@ package alg
 import (
 	"github.com/critsec/critsec/alg/forest"
 	"github.com/critsec/critsec/alg/partition"
+	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/alg/srimanireddy"
 	"github.com/critsec/critsec/cs"
 )
 
 // The token-based K-mutual exclusion of Bulgannawar and Vaidya (ICDCS
 // 1995): the dynamic-forest algorithm of section 2 ("forest", corrected;
 // "forest-paper" as published, which can lose a request after a stale
-// INFORM: docs/token-k-mutex.md) and the partitioning scheme of section 5
-// ("partition": K clusters, each running forest with K = 1). Options: the
-// token-choice heuristic and ν, the decision mechanisms of section 3.
+// INFORM: docs/design/forest-fix.md) and the partitioning scheme of section 5
+// ("partition": K clusters, each running forest with K = 1), and the same
+// scheme over the baselines section 5 works it out for: Raymond's
+// algorithm ("partition-raymond", about 2(N/K - 1) messages per entry) and
+// Srimani and Reddy's ("partition-srimani-reddy", about N/K - 1). Options:
+// the token-choice heuristic and ν, the decision mechanisms of section 3.
 func init() {
 	for _, v := range []forest.Variant{forest.Fixed, forest.Paper} {
 		suffix, note := variant(v == forest.Paper, "may lose a request")
@@ -38,6 +43,36 @@ func init() {
 		Decoder:        func(p cs.Params) cs.Decoder { return forest.Decoder(p.N, 1, forest.Fixed) },
 		ProcessBytes:   func(cs.Params) int64 { return forestBytes(cs.Params{K: 1}) },
 	})
+	registry = append(registry,
+		partitioned(raymond.Name, "about 2(n/k-1) messages per entry", raymond.New,
+			func(cs.Params) cs.Decoder { return raymond.Decode }, raymondBytes),
+		partitioned(srimanireddy.Name, "about n/k-1 messages per entry", srimanireddy.New,
+			func(p cs.Params) cs.Decoder { return partition.Decoder(p.N, p.K, srimanireddy.Decoder) }, srimaniReddyBytes))
+}
+
+// partitioned is the partitioning scheme of section 5 over the registered
+// algorithm inner (partition.Of): k clusters, each running inner's
+// machines (built by build) with k = 1. Its decoder is dec; a process's
+// memory is inner's (bytes) on the largest cluster, ceil(n/k) processes.
+func partitioned(inner, msgs string, build func(cs.Params) ([]cs.Machine, error), dec func(cs.Params) cs.Decoder, bytes func(cs.Params) int64) Algorithm {
+	name := partition.Name + "-" + inner
+	return Algorithm{
+		Name:     name,
+		Summary:  "k-mutual exclusion by k clusters of about n/k processes, each running " + inner + " with k = 1, " + msgs + " (Bulgannawar-Vaidya 1995, section 5)",
+		Property: globalBounds,
+		// No process InCS; inner's own initial placement in each cluster.
+		DefaultInitial: none,
+		New: func(p cs.Params) ([]cs.Machine, error) {
+			return partition.Of(p, name, func(m int, initial []cs.ID) ([]cs.Machine, error) {
+				return build(cs.Params{N: m, K: 1, Initial: initial})
+			})
+		},
+		Decoder: dec,
+		ProcessBytes: func(p cs.Params) int64 {
+			k := max(p.K, 1)
+			return bytes(cs.Params{N: (p.N + k - 1) / k, K: 1})
+		},
+	}
 }
 
 // The choices of the token option.

@@ -9,7 +9,7 @@ import (
 	"github.com/critsec/critsec/ideal"
 )
 
-// Compositional checking (docs/checker.md, "Compositional checking"). A
+// Compositional checking (docs/design/compositional-checking.md). A
 // machine may hold, among its children (cs.Composite), ideal objects
 // (package ideal): the specification of a k-mutual exclusion child in place
 // of an implementation. The checker then owns the object's decisions: a
@@ -70,7 +70,7 @@ func idealsOf(m cs.Machine) []idealChild {
 // safety of a real child is checked over live processes, so with crashes
 // the ideal object would have to free a crashed holder's place, and a
 // crashed machine's state is not part of a state's fingerprint:
-// docs/checker.md, "Compositional checking".
+// docs/design/compositional-checking.md.
 func (c Config) validateIdeals() error {
 	first := idealsOf(c.Machines[0])
 	if len(first) == 0 {

@@ -156,7 +156,7 @@ func TestAbstractAgrees(t *testing.T) {
 }
 
 // TestAbstractKeepsCounterexamples: the published MUTIN's deadlocks
-// (docs/global-lk-cs.md) are found with mx abstracted, where the
+// (docs/design/mutin-fix.md) are found with mx abstracted, where the
 // abstraction adds no behaviour the parent's deadlock needs: the lost
 // Release on the arcs of five processes (l = 4) and gcs-paper on
 // majority(4).

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkRaymond explores Raymond's algorithm, n = 4, k = 2, one
 // entry/exit cycle per process (budget 2), and reports distinct states per
-// second (docs/checker.md, section Performance, records the numbers).
+// second (docs/results.md, "Breadth-first speed", records the numbers).
 func BenchmarkRaymond(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run(map[int]string{1: "workers=1", 2: "workers=2"}[workers], func(b *testing.B) {

@@ -8,7 +8,8 @@
 // invocation convention (Definition 1 of Kamei and Kakugawa's global
 // (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
 // when one of them fails. docs/checker.md defines exactly what is explored
-// and what a deadlock is under a budget.
+// and docs/design/deadlock-under-a-budget.md what a deadlock is under a
+// budget.
 //
 // Use:
 //
@@ -57,7 +58,7 @@ const (
 	// (a message or detector input it cannot handle).
 	KindError = trace.KindError
 	// KindDeadlock: a pending request that no continuation can complete
-	// (docs/checker.md, "Deadlock under a budget").
+	// (docs/design/deadlock-under-a-budget.md).
 	KindDeadlock = trace.KindDeadlock
 	// KindFencing: a fencing property broke (Config.Fencing); the detail
 	// says which.
@@ -80,8 +81,8 @@ type Config struct {
 	// (Budgets[i] is P_{i+1}'s; one per machine): a search with budget 2
 	// for some processes and 1 for the others explores the runs of the
 	// budget-2 system in which only those make a second cycle, a complete
-	// part of a space too large to finish (docs/checker.md, "Budgets per
-	// process").
+	// part of a space too large to finish
+	// (docs/design/deadlock-under-a-budget.md, "Budgets per process").
 	Budgets []int
 	// Unordered lets a channel deliver any of its messages, not only the
 	// oldest (the default is per-link FIFO).
@@ -126,7 +127,7 @@ type Config struct {
 	DepthFirst bool
 	// PartialOrder makes the depth-first search explore, in each state, only
 	// an ample subset of the enabled actions when one exists (por.go;
-	// docs/checker.md, "Partial-order reduction"): every reachable deadlock
+	// docs/design/partial-order-reduction.md): every reachable deadlock
 	// and every bounds, convention or error violation is still found, with
 	// fewer states and transitions. Needs DepthFirst.
 	PartialOrder bool
@@ -137,9 +138,9 @@ type Config struct {
 	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
-	// sorted file when full (store.Disk; docs/checker.md, "Visited set on
-	// disk"). The table's share is half of MaxMemory (1 GiB without a
-	// limit), and a Bloom filter over the file takes 1 to 2 bytes a state
+	// sorted file when full (store.Disk; docs/design/visited-set.md, "The
+	// visited set on disk"). The table's share is half of MaxMemory (1 GiB
+	// without a limit), and a Bloom filter over the file takes 1 to 2 bytes a state
 	// on disk, within a quarter of MaxMemory (512 MiB without a limit);
 	// ExpectedStates, when given, sizes the table up front for that many
 	// states at load 3/4 within its share, and it then never doubles. Same
@@ -153,7 +154,7 @@ type Config struct {
 	// continues it. A run that ends (ok, a violation, or a complete search
 	// with an undecided budget stop) spends its checkpoint
 	// (Result.CheckpointSpent), which the caller then removes
-	// (RemoveCheckpoint). store.Checkpoint; docs/checker.md, "Checkpoints".
+	// (RemoveCheckpoint). store.Checkpoint; docs/design/visited-set.md, "Checkpoints".
 	Checkpoint string
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
@@ -172,10 +173,10 @@ type Config struct {
 	Progress func(Progress)
 	// DeadlockStates bounds the exhaustive re-exploration made to decide
 	// whether a request left pending when the budget ran out is deadlocked
-	// (docs/checker.md); 0 means DefaultDeadlockStates.
+	// (docs/design/deadlock-under-a-budget.md); 0 means DefaultDeadlockStates.
 	DeadlockStates int
 	// Liveness replaces the safety search by the search for starvation
-	// (liveness.go; docs/checker.md, "Starvation (liveness)"): a request
+	// (liveness.go; docs/design/liveness.md): a request
 	// that stays pending forever on a weakly fair cycle of the
 	// continuations, with unlimited calls, of the states reachable under
 	// Budget. Properties are still checked on every state explored.
@@ -252,7 +253,7 @@ type Result struct {
 	LivenessStates int64
 	// LivenessDeadEnds counts the continuation states all of whose steps
 	// the fairness bound (Config.FairBound) cut: schedules the bound
-	// excludes, not deadlocks (docs/checker.md, "Starvation").
+	// excludes, not deadlocks (docs/design/liveness.md, "What a verdict proves").
 	LivenessDeadEnds int64
 }
 

@@ -51,11 +51,11 @@ func crashCases(t *testing.T) []struct {
 	}
 }
 
-// TestCrashedStatesMerge: leaving a crashed process's budget and
-// suspicions out of the state (docs/checker.md, "Crashed processes") keeps
-// every verdict, violation kind and budget stop, and explores strictly
-// fewer states once something crashes; breadth-first and depth-first
-// agree, and so do runs with partial-order reduction
+// TestCrashedStatesMerge: leaving a crashed process's budget and suspicions out
+// of the state (docs/design/partial-order-reduction.md, "Crashed processes: an
+// exact merge") keeps every verdict, violation kind and budget stop, and
+// explores strictly fewer states once something crashes; breadth-first and
+// depth-first agree, and so do runs with partial-order reduction
 // (agreeWithReduction).
 func TestCrashedStatesMerge(t *testing.T) {
 	for _, c := range crashCases(t) {

@@ -10,13 +10,13 @@ import (
 )
 
 // A terminal state (nothing enabled) in which some live process still has a
-// pending request is a "budget stop": either the algorithm is deadlocked, or
-// the request waits for calls that the budget forbids (in mutual inclusion
-// a process waiting to exit needs another one to enter). analyzeStop tells
-// them apart by looking at continuations in which every process may make
-// any number of further calls (the budget refilled to unlimited), as the
-// papers' processes do forever, without further crashes. A pending request
-// is deadlocked iff no such continuation completes it (docs/checker.md).
+// pending request is a "budget stop": either the algorithm is deadlocked, or the
+// request waits for calls that the budget forbids (in mutual inclusion a process
+// waiting to exit needs another one to enter). analyzeStop tells them apart by
+// looking at continuations in which every process may make any number of further
+// calls (the budget refilled to unlimited), as the papers' processes do forever,
+// without further crashes. A pending request is deadlocked iff no such
+// continuation completes it (docs/design/deadlock-under-a-budget.md).
 //
 //  1. A fair continuation: rounds in which every enabled action (delivering
 //     the oldest message of each channel, every detector output, every idle

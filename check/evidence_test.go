@@ -16,7 +16,7 @@ import (
 // MUTIN(1) and MUTIN(2) on majority(3), and (l,k)-GCS on majority(3) for
 // every 0 <= l < k <= 3, and (1,3)-GCS on majority(4) with one call per
 // process. The four largest spaces (0.4-2.9 million states) run only
-// without -short. docs/global-lk-cs.md records the counts.
+// without -short. docs/results.md records the counts.
 func TestGlobalFamilyExhaustive(t *testing.T) {
 	type tc struct {
 		alg, coterie string
@@ -35,7 +35,7 @@ func TestGlobalFamilyExhaustive(t *testing.T) {
 		{"gcs", "majority", 3, 0, 2, true, 0},
 		{"gcs", "majority", 3, 1, 3, true, 0},
 		{"gcs", "majority", 3, 0, 3, true, 0},
-		// n = 4 at budget 2 has more than 10^9 states (docs/checker.md);
+		// n = 4 at budget 2 has more than 10^9 states (docs/results.md);
 		// budget 1, every process makes one call: 2.9 million states.
 		{"gcs", "majority", 4, 1, 3, true, 1},
 	}
@@ -58,7 +58,7 @@ func TestGlobalFamilyExhaustive(t *testing.T) {
 
 // TestPaperMUTINDeadlockN4: the published MUTIN (gcs-paper) deadlocks on
 // majority(4) with Maekawa as mx, as the simulator found
-// (docs/global-lk-cs.md). Depth-first search reaches it after a few
+// (docs/design/mutin-fix.md). Depth-first search reaches it after a few
 // thousand states: every process blocked in a request, P1 waiting to exit,
 // no message in transit; the path replays.
 func TestPaperMUTINDeadlockN4(t *testing.T) {

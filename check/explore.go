@@ -220,7 +220,7 @@ func sendsTo(m cs.Machine, n int) uint64 {
 		return uint64(1)<<n - 1
 	}
 	to := bit(m.Self())
-	for _, j := range l.Neighbours() {
+	for _, j := range l.Neighbors() {
 		to |= bit(j)
 	}
 	return to

@@ -9,7 +9,7 @@ import (
 // equal fingerprints would make the checker skip one of them. With N distinct
 // states and a hash that behaves like a random function, the probability of
 // any collision is at most N(N-1)/2 / 2^128 (about 1.5e-24 for N = 10^8); see
-// docs/checker.md.
+// docs/design/visited-set.md.
 type fingerprint struct{ a, b uint64 }
 
 // isZero reports the empty-slot marker of fpSet.

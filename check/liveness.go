@@ -10,7 +10,7 @@ import (
 	"github.com/critsec/critsec/cs"
 )
 
-// Starvation (docs/checker.md, "Starvation (liveness)").
+// Starvation (docs/design/liveness.md).
 //
 // Config.Liveness replaces the safety search by a search for a request that
 // a weakly fair scheduler can postpone forever. The model:

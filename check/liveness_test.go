@@ -250,7 +250,7 @@ func TestNoStarvation(t *testing.T) {
 }
 
 // TestStarvationForestPaper: the published forest algorithm loses a
-// request after a stale INFORM (docs/token-k-mutex.md): P1's second
+// request after a stale INFORM (docs/design/forest-fix.md): P1's second
 // request is never served while P2 and P3 go on. The starvation search
 // finds it at budget 3, with a lasso that CheckLasso confirms; the fixed
 // variant has none there.
@@ -278,7 +278,7 @@ func TestStarvationForestPaper(t *testing.T) {
 
 // TestLivenessDeadlock: a continuation that reaches a state with nothing
 // enabled is a global deadlock, reported as such: the published Maekawa
-// algorithm on grid(4) (docs/checker.md, partial-order reduction tests).
+// algorithm on grid(4) (docs/design/partial-order-reduction.md, "Tests").
 func TestLivenessDeadlock(t *testing.T) {
 	ms, prop := build(t, "maekawa-paper", 4, 0, 1, "grid")
 	cfg := check.Config{Machines: ms, Property: prop, Budget: 1, Liveness: true, FairBound: 1}

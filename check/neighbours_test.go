@@ -18,8 +18,8 @@ func (m notLocal) Clone() cs.Machine { return notLocal{m.Machine.Clone()} }
 
 // TestPartialOrderNeighbours: with the local algorithms' machines declaring
 // their neighbours (cs.Local), the reduction's closure leaves out the
-// processes that cannot send to a member (docs/checker.md, "Partial-order
-// reduction"). On graphs that are not complete it must agree with the full
+// processes that cannot send to a member (docs/design/partial-order-reduction.md,
+// "The ample set"). On graphs that are not complete it must agree with the full
 // search as before (verdict, kind, budget stops, counterexamples that
 // replay) and explore strictly fewer states than the reduction without the
 // declaration.
@@ -77,7 +77,7 @@ func (farMsg) AppendBinary(b []byte) []byte { return b }
 func (m *farSender) Self() cs.ID                             { return m.i }
 func (m *farSender) State() cs.State                         { return cs.OutCS }
 func (m *farSender) Pending() cs.Op                          { return cs.None }
-func (m *farSender) Neighbours() []cs.ID                     { return nil }
+func (m *farSender) Neighbors() []cs.ID                      { return nil }
 func (m *farSender) Clone() cs.Machine                       { c := *m; return &c }
 func (m *farSender) AppendState(b []byte) []byte             { return b }
 func (m *farSender) Exit(cs.Env) error                       { return cs.ErrConvention }

@@ -7,10 +7,10 @@ import (
 	"github.com/critsec/critsec/cs"
 )
 
-// Partial-order reduction (Config.PartialOrder; docs/checker.md, "Partial-order
-// reduction", has the argument). In a state s, instead of every enabled
-// action, depth-first search may explore only the enabled actions of a set
-// P of processes (the ample set), when:
+// Partial-order reduction (Config.PartialOrder;
+// docs/design/partial-order-reduction.md has the argument). In a state s,
+// instead of every enabled action, depth-first search may explore only the
+// enabled actions of a set P of processes (the ample set), when:
 //
 //   - P is closed: for every process i in P and every live j that may send
 //     to i (every j, or for a cs.Local machine its neighbours) with an empty
@@ -61,7 +61,7 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 		// everything for a machine that takes detector input: a crash of
 		// any j outside P would enable Suspect(i, j) at the processes of P
 		// that do not suspect it, so P would have to contain every such j
-		// (docs/checker.md, "Crashes in the ample set").
+		// (docs/design/partial-order-reduction.md, "Crashes in the ample set").
 		if a.Kind == Crash {
 			return acts, nil
 		}
@@ -115,21 +115,20 @@ func (w *worker) ample(s *gstate, acts []Action, onStack func(fingerprint) bool)
 	return acts, nil
 }
 
-// trustCycle returns the Trust actions of a cycle of first trusts, a
-// persistent set (docs/checker.md, "Trust first"), or nil: the detector is
-// trusting, and x_1 -> x_2 -> ... -> x_m -> x_1 is a shortest cycle of
-// enabled Trust(x_l, x_l+1) whose processes' machines declare
-// cs.TrustGated. With T, x_l suspects x_l+1 because it has never trusted
-// it. On a path that avoids the cycle's trusts, x_l-1 keeps suspecting x_l,
-// so by the declaration x_l stays uninitialized: no crash happens (crashes
-// wait for every live process's initialization), and x_l's own actions
-// commute with Trust(x_l, x_l+1), again by the declaration; the other
-// processes' actions leave x_l's machine alone, and a delivery from the
-// head of a channel out of x_l commutes with the Trust's send onto its
-// tail. The declaration is checked where the search can: every x_l must be
-// uninitialized, and both orders of its Trust and of each other action of
-// x_l enabled in s must reach the same state; a failure is returned as an
-// error problem.
+// trustCycle returns the Trust actions of a cycle of first trusts, a persistent
+// set (docs/design/partial-order-reduction.md, "Trust first"), or nil: the
+// detector is trusting, and x_1 -> x_2 -> ... -> x_m -> x_1 is a shortest cycle
+// of enabled Trust(x_l, x_l+1) whose processes' machines declare cs.TrustGated.
+// With T, x_l suspects x_l+1 because it has never trusted it. On a path that
+// avoids the cycle's trusts, x_l-1 keeps suspecting x_l, so by the declaration
+// x_l stays uninitialized: no crash happens (crashes wait for every live
+// process's initialization), and x_l's own actions commute with Trust(x_l,
+// x_l+1), again by the declaration; the other processes' actions leave x_l's
+// machine alone, and a delivery from the head of a channel out of x_l commutes
+// with the Trust's send onto its tail. The declaration is checked where the
+// search can: every x_l must be uninitialized, and both orders of its Trust and
+// of each other action of x_l enabled in s must reach the same state; a failure
+// is returned as an error problem.
 func (w *worker) trustCycle(s *gstate, acts []Action, onStack func(fingerprint) bool) ([]Action, *problem) {
 	x := w.e.x
 	if _, ok := x.detector.(Trusting); !ok || len(x.ideals) > 0 || !slices.ContainsFunc(acts, func(a Action) bool { return a.Kind == Trust }) {

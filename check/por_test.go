@@ -169,10 +169,10 @@ func TestPartialOrderWithFaults(t *testing.T) {
 	}
 }
 
-// TestPartialOrderBudgetsPerProcess: with a budget per process the
-// reduction keeps its verdicts, states and budget stops as with one budget
-// (docs/checker.md, "Budgets per process"): a call is still a step of its
-// process alone.
+// TestPartialOrderBudgetsPerProcess: with a budget per process the reduction
+// keeps its verdicts, states and budget stops as with one budget
+// (docs/design/deadlock-under-a-budget.md, "Budgets per process"): a call is
+// still a step of its process alone.
 func TestPartialOrderBudgetsPerProcess(t *testing.T) {
 	intp := func(v int) *int { return &v }
 	cases := []struct {

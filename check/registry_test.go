@@ -13,7 +13,7 @@ import (
 
 // brokenAtThree are the registered algorithms the checker breaks at n = 3,
 // with the kind of violation: the published l_i-LMUTIN's undefined step
-// (docs/local-lk-cs.md).
+// (docs/design/lmutin-fix.md).
 var brokenAtThree = map[string]string{"lmutin-paper": check.KindError, "lmutex-paper": check.KindError}
 
 // problemAt states a's problem on n processes as TestRegistry checks it

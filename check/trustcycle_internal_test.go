@@ -7,14 +7,14 @@ import (
 	"github.com/critsec/critsec/cs"
 )
 
-// TestTrustGatedEverywhere holds ftraymond to its cs.TrustGated declaration
-// in every reachable state of the whole model (n = 3, T, no reduction), not
-// only in those the reduced search meets, where the reduction's own checks
-// see little (docs/checker.md, "Trust first"): (a) an initialized process
-// is trusted by every other live process, and (b) for a process x that
+// TestTrustGatedEverywhere holds ftraymond to its cs.TrustGated declaration in
+// every reachable state of the whole model (n = 3, T, no reduction), not only in
+// those the reduced search meets, where the reduction's own checks see little
+// (docs/design/partial-order-reduction.md, "Trust first"): (a) an initialized
+// process is trusted by every other live process, and (b) for a process x that
 // some other live process still suspects, each enabled Trust(x, j) and each
-// other enabled action of x stay enabled after each other and reach the
-// same state in either order.
+// other enabled action of x stay enabled after each other and reach the same
+// state in either order.
 func TestTrustGatedEverywhere(t *testing.T) {
 	cases := []struct{ k, budget, crashes int }{{2, 2, 0}, {1, 2, 1}, {1, 3, 0}}
 	if testing.Short() {

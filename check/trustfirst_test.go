@@ -54,9 +54,9 @@ func (m *overtaken) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 }
 func (*overtaken) TrustGated() {}
 
-// TestTrustFirst: with ftraymond declaring cs.TrustGated, the reduction
-// takes a cycle of first trusts alone (docs/checker.md, "Trust first"). It
-// must agree with the full search (verdict, kind, budget stops,
+// TestTrustFirst: with ftraymond declaring cs.TrustGated, the reduction takes a
+// cycle of first trusts alone (docs/design/partial-order-reduction.md, "Trust
+// first"). It must agree with the full search (verdict, kind, budget stops,
 // counterexamples that replay) and explore fewer states than the reduction
 // without the declaration; and it must keep the runs in which a REQUEST
 // overtakes the ACK that line 34 held back, which T allows and P does not.

@@ -86,10 +86,10 @@ func Co(a Machine) Machine {
 	return co{a}
 }
 
-// coLocal is Co of a Local machine: it sends to the same neighbours.
+// coLocal is Co of a Local machine: it sends to the same neighbors.
 type coLocal struct{ co }
 
-func (c coLocal) Neighbours() []ID { return c.a.(Local).Neighbours() }
+func (c coLocal) Neighbors() []ID { return c.a.(Local).Neighbors() }
 
 type co struct{ a Machine }
 

@@ -181,10 +181,10 @@ type Initializing interface {
 //     then (either order leaves the same machine state and the same messages
 //     on each channel).
 //
-// With a trusting detector, the model checker's partial-order reduction
-// then explores a cycle of such first trusts alone (docs/checker.md, "Trust
-// first"), and reports an error where a state it meets contradicts the
-// declaration.
+// With a trusting detector, the model checker's partial-order reduction then
+// explores a cycle of such first trusts alone
+// (docs/design/partial-order-reduction.md, "Trust first"), and reports an error
+// where a state it meets contradicts the declaration.
 type TrustGated interface {
 	Detecting
 	Initializing
@@ -192,17 +192,17 @@ type TrustGated interface {
 }
 
 // Local is implemented by the machines of the local algorithms, in which a
-// process communicates with its neighbours only (Kamei and Kakugawa,
+// process communicates with its neighbors only (Kamei and Kakugawa,
 // Algorithms 10(2):38, 2017, section 2.1: the topology is a graph G = (V, E)
 // of communication links and N_i = {P_j | (P_i, P_j) ∈ E}; the local
-// problems count only N_i ∪ {P_i}). Neighbours returns N_i: the processes other than
+// problems count only N_i ∪ {P_i}). Neighbors returns N_i: the processes other than
 // itself that the machine may ever send to; it does not change. The model
 // checker reports a send outside N_i ∪ {P_i} as an error, and its
 // partial-order reduction relies on that: a process that never sends to P_q
 // cannot enable a new delivery at P_q.
 type Local interface {
 	Machine
-	Neighbours() []ID
+	Neighbors() []ID
 }
 
 // ErrConvention is wrapped by every error returned for a call that breaks the

@@ -15,7 +15,7 @@ type Params struct {
 	// Quorums[i-1] is Q_i, the quorum process i uses (quorum-based
 	// algorithms only; see package coterie).
 	Quorums [][]ID
-	// Neighbors[i-1] is N_i, the neighbours of process i in increasing id
+	// Neighbors[i-1] is N_i, the neighbors of process i in increasing id
 	// order: the communication graph of the local algorithms (the
 	// generalized local (l_i,k_i)-CS problem; see package topology). Nil
 	// for the global algorithms.

@@ -11,7 +11,8 @@ import (
 // K-mutual exclusion algorithm" (ICDCS 1995): N = 30 nodes, K = 3 tokens,
 // ν = 2, the dynamic-forest algorithm with its token-choice heuristic and
 // with a random token, against Raymond's, Srimani and Reddy's and Makki et
-// al.'s K-mutex and the partitioning scheme of section 5, over the request
+// al.'s K-mutex and the partitioning scheme of section 5 (over forest,
+// Raymond's and Srimani and Reddy's algorithms), over the request
 // rate λ, in the paper's cost model (a node spends Ts per message copy it
 // sends and Tr per message it receives; a message spends Tt in transit).
 // Figure 3(a) plots the mean time to enter the CS with Ts = Tr = 0.1,
@@ -47,9 +48,11 @@ type BV95Line struct {
 // BV95Lines returns the study's lines with ν INFORM messages per exit
 // that keeps a token: forest with the paper's heuristic (the last seen
 // token, "new+heuristics") and with a random token ("new+random token"),
-// the three K-mutex baselines, the partitioning scheme (K clusters of
-// forest with one token), and forest-paper, the algorithm as published,
-// whose words per message section 4 measured.
+// the three K-mutex baselines, the partitioning scheme of section 5 (K
+// clusters of forest with one token, and of the two baselines the section
+// works it out for: Raymond's, about 2(N/K - 1) messages per entry, and
+// Srimani and Reddy's, about N/K - 1), and forest-paper, the algorithm as
+// published, whose words per message section 4 measured.
 func BV95Lines(nu int) []BV95Line {
 	v := strconv.Itoa(nu)
 	return []BV95Line{
@@ -59,6 +62,8 @@ func BV95Lines(nu int) []BV95Line {
 		{Label: "srimani-reddy", Alg: "srimani-reddy"},
 		{Label: "makki", Alg: "makki"},
 		{Label: "partition", Alg: "partition", Options: map[string]string{"nu": v}},
+		{Label: "partition-raymond", Alg: "partition-raymond"},
+		{Label: "partition-srimani-reddy", Alg: "partition-srimani-reddy"},
 		{Label: "forest-paper", Alg: "forest-paper", Options: map[string]string{"token": "last-seen", "nu": v}},
 	}
 }
@@ -101,18 +106,24 @@ type bv95Group struct {
 	c                        BV95Setting
 	delays                   []float64 // each run's mean entry waiting time
 	entries, messages, words int64
+	// Each run's messages per entry, words per message and per entry.
+	msgsPerEntry, wordsPerMsg, wordsPerEntry []float64
 }
 
 // BV95Columns are the columns of BV95Table after the algorithm's.
 var BV95Columns = []string{"lambda", "ts", "tr", "tt", "e", "seeds", "avg_delay", "delay_ci95",
-	"msgs_per_entry", "words_per_msg", "words_per_entry", "entries"}
+	"msgs_per_entry", "words_per_msg", "words_per_entry", "entries",
+	"msgs_per_entry_ci95", "words_per_msg_ci95", "words_per_entry_ci95"}
 
 // BV95Table has one row per line, setting and rate, in the order of the
 // outcomes: avg_delay is the mean over the seeds of each run's mean time
 // to enter the CS (request to InCS, Figure 3) and delay_ci95 its 95 %
 // confidence half-width (MeanCI; NaN with one seed); msgs_per_entry,
 // words_per_msg and words_per_entry pool every seed's messages, words
-// (cs.Message.Words) and entries (Figures 4 and 5).
+// (cs.Message.Words) and entries (Figures 4 and 5), and their _ci95
+// columns are the 95 % half-widths of the same ratios taken run by run
+// (the runs are of equal length, so the pooled ratio and the mean of the
+// runs' ratios differ by far less than the half-width).
 func BV95Table(outs []Outcome) *Table {
 	var gs []*bv95Group
 	index := map[string]*bv95Group{}
@@ -131,13 +142,20 @@ func BV95Table(outs []Outcome) *Table {
 		g.entries += res.Entries
 		g.messages += res.Messages
 		g.words += res.Words
+		e, m, w := float64(res.Entries), float64(res.Messages), float64(res.Words)
+		g.msgsPerEntry = append(g.msgsPerEntry, ratio(m, e))
+		g.wordsPerMsg = append(g.wordsPerMsg, ratio(w, m))
+		g.wordsPerEntry = append(g.wordsPerEntry, ratio(w, e))
 	}
 	t := &Table{LabelName: "algorithm", Header: BV95Columns}
 	for _, g := range gs {
 		d, ci := MeanCI(g.delays)
 		e, m, w := float64(g.entries), float64(g.messages), float64(g.words)
+		_, mpe := MeanCI(g.msgsPerEntry)
+		_, wpm := MeanCI(g.wordsPerMsg)
+		_, wpe := MeanCI(g.wordsPerEntry)
 		t.Add(g.label, g.lambda, g.c.Ts, g.c.Tr, g.c.Tt, g.c.E, float64(len(g.delays)), d, ci,
-			ratio(m, e), ratio(w, m), ratio(w, e), e)
+			ratio(m, e), ratio(w, m), ratio(w, e), e, mpe, wpm, wpe)
 	}
 	return t
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -149,19 +150,32 @@ func liveness(kind string) bool {
 // up to end, the time-weighted mean and the maximum of the live processes
 // InCS, and the live processes at the step's end.
 func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
+	steps(evs, n, nil, bin, end, func(at, mean float64, _, hi, live int) {
+		t.Add(label, at, mean, float64(hi), float64(live))
+	})
+}
+
+// steps replays the state and crash events evs of n processes, initial
+// InCS at the start, and calls emit for every time step of width bin up to
+// end with the step's start, the time-weighted mean, the minimum and the
+// maximum of the live processes InCS over it, and the live processes at
+// its end.
+func steps(evs []trace.Event, n int, initial []cs.ID, bin, end float64, emit func(at, mean float64, lo, hi, live int)) {
 	in := make([]bool, n+1)
-	crashed := make([]bool, n+1)
-	count, live := 0, n
+	for _, id := range initial {
+		in[id] = true
+	}
+	count, live := len(initial), n
 	step, last := 0, 0.0
-	mean, peak := 0.0, 0
+	mean, lo, hi := 0.0, count, count
 	flush := func(upTo float64) {
 		for float64(step+1)*bin <= upTo {
 			stepEnd := float64(step+1) * bin
 			mean += float64(count) * (stepEnd - last)
 			last = stepEnd
-			t.Add(label, float64(step)*bin, mean/bin, float64(peak), float64(live))
+			emit(float64(step)*bin, mean/bin, lo, hi, live)
 			step++
-			mean, peak = 0, count
+			mean, lo, hi = 0, count, count
 		}
 	}
 	for _, ev := range evs {
@@ -183,14 +197,13 @@ func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
 				}
 			}
 		case trace.EvCrash:
-			crashed[ev.Node] = true
 			live--
 			if in[ev.Node] {
 				in[ev.Node] = false
 				count--
 			}
 		}
-		peak = max(peak, count)
+		lo, hi = min(lo, count), max(hi, count)
 	}
 	flush(end)
 }
@@ -437,15 +450,78 @@ func (s *survived) row() []float64 {
 	return append([]float64{float64(s.runs), before, after, afterCI, first, firstCI, float64(len(s.recovery)), rec, recCI}, s.verdicts[:]...)
 }
 
-// PlotFigure2 draws t (Figure2's table) into path: the mean resources in
-// use per time step, one line per algorithm, and a triangle on the time
-// axis at each crash, as the paper's Figure 2 marks them.
+// PlotFigure2 draws t (Figure2's table) into path: per algorithm, the
+// maximum of the resources in use over each time step (a solid line: the
+// paper's claim is about how many resources can still be in use at once,
+// so the maximum is what Figure 2 compares) and their time-weighted mean
+// (dashed, the same colour), and a triangle on the time axis at each
+// crash, as the paper's Figure 2 marks them.
 func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
-	p, err := t.chart(Chart{Title: "Resources in use (n = 15, k = 5), crashes marked", X: "t", Y: "in_use_mean",
-		XLabel: "time", YLabel: "resources in use (mean over each step)"})
-	if err != nil {
+	cols := make([]int, 3)
+	for i, name := range []string{"t", "in_use_max", "in_use_mean"} {
+		c, err := t.Column(name)
+		if err != nil {
+			return err
+		}
+		cols[i] = c
+	}
+	var algs []string
+	lines := map[string][2]plotter.XYs{}
+	for i, r := range t.Rows {
+		l := t.label(i)
+		if _, ok := lines[l]; !ok {
+			algs = append(algs, l)
+		}
+		ls := lines[l]
+		for j := range ls {
+			if why := undrawable(r[cols[j+1]], false); why != "" {
+				return fmt.Errorf("figure 2: row %d (%s) has %s = %v: %s", i+1, l, t.Header[cols[j+1]], r[cols[j+1]], why)
+			}
+			ls[j] = append(ls[j], plotter.XY{X: r[cols[0]], Y: r[cols[j+1]]})
+		}
+		lines[l] = ls
+	}
+	if len(algs) == 0 {
+		return fmt.Errorf("figure 2: the table has no rows to draw")
+	}
+	p := plot.New()
+	p.Title.Text = "Resources in use (n = 15, k = 5), crashes marked"
+	p.X.Label.Text = "time"
+	p.Y.Label.Text = "resources in use per step of 10"
+	p.Add(plotter.NewGrid())
+	for i, l := range algs {
+		for j, what := range []string{"maximum", "mean"} {
+			line, err := plotter.NewLine(lines[l][j])
+			if err != nil {
+				return err
+			}
+			line.Color = palette[i%len(palette)]
+			line.Width = vg.Points(1.5)
+			if j == 1 {
+				line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				line.Width = vg.Points(1)
+			}
+			p.Add(line)
+			p.Legend.Add(l+" "+what, line)
+		}
+	}
+	// A quarter of a resource of room above and below, so that the
+	// maximum lines at k and 0 and the crash marks are not clipped.
+	_, _, _, top := plotter.XYRange(lines[algs[0]][0])
+	for _, l := range algs {
+		_, _, _, y := plotter.XYRange(lines[l][0])
+		top = max(top, y)
+	}
+	p.Y.Min, p.Y.Max = -0.25, top+0.25
+	p.Legend.Top, p.Legend.Left = true, true
+	if err := markCrashes(p, crashes); err != nil {
 		return err
 	}
+	return savePlot(p, path)
+}
+
+// markCrashes adds to p a triangle on the time axis at each crash.
+func markCrashes(p *plot.Plot, crashes []sim.Crash) error {
 	marks := make(plotter.XYs, len(crashes))
 	for i, c := range crashes {
 		marks[i] = plotter.XY{X: c.At, Y: 0}
@@ -459,5 +535,5 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	tri.Radius = vg.Points(4)
 	p.Add(tri)
 	p.Legend.Add("crash", tri)
-	return savePlot(p, path)
+	return nil
 }

@@ -2,6 +2,9 @@ package experiment
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/critsec/critsec/cs"
@@ -53,6 +56,22 @@ func TestFT07Small(t *testing.T) {
 	}
 	if lastBusy["raymond"] >= 300 || lastBusy["ftraymond"] < 500 {
 		t.Errorf("last step with a resource in use: %v (k = 2 crashes at t = 200, the last at 400)", lastBusy)
+	}
+	// The plot draws both algorithms' maximum and mean; an empty table is
+	// refused with one line and no file.
+	dir := t.TempDir()
+	if err := PlotFigure2(fig, c.Crashes, filepath.Join(dir, "f.svg")); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "f.svg"))
+	if err != nil || !strings.Contains(string(svg), "ftraymond maximum") || !strings.Contains(string(svg), "raymond mean") {
+		t.Errorf("figure 2 (%v) lacks the maximum or the mean in its legend", err)
+	}
+	if err := PlotFigure2(&Table{LabelName: "alg", Header: fig.Header}, c.Crashes, filepath.Join(dir, "e.svg")); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("empty table: %v, want one line", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "e.svg")); err == nil {
+		t.Error("a refused figure left a file")
 	}
 	msgs, err := c.Messages()
 	if err != nil {

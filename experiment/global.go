@@ -1,6 +1,10 @@
 package experiment
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/critsec/critsec/sim"
+)
 
 // The studies on the global (l,k)-CS family (Kamei and Kakugawa
 // 2019): message complexity O(|Q|) (Lemma 3, Theorem 3) and waiting time
@@ -44,15 +48,16 @@ func messageBounds(n int) (l, k int) {
 
 // MessageRuns returns the runs of the message study at load for each n:
 // Raymond (k), k-mutex = Co(MUTIN(n-k)) and (l,k)-GCS on the grid and the
-// majority coteries, with Maekawa's algorithm as mx.
-func MessageRuns(ns []int, load Load, c Common) []Run {
+// majority coteries, with Maekawa's algorithm as mx; each seeds times,
+// with seeds c.Seed, c.Seed+1, ... (Replicate).
+func MessageRuns(ns []int, load Load, c Common, seeds int) []Run {
 	var runs []Run
 	for _, n := range ns {
 		l, k := messageBounds(n)
 		lambda, e := load.workload(n)
 		add := func(label, a, cot string) {
-			runs = append(runs, Run{Label: label, Alg: a, Coterie: cot, N: n, L: l, K: k,
-				Lambda: lambda, E: e, Common: c})
+			runs = append(runs, Replicate(Run{Label: label, Alg: a, Coterie: cot, N: n, L: l, K: k,
+				Lambda: lambda, E: e, Common: c}, seeds)...)
 		}
 		add("raymond", "raymond", "")
 		add("kmutex grid", "kmutex", "grid")
@@ -82,18 +87,70 @@ func UncontendedMessages(alg string, n int, q float64) float64 {
 }
 
 // MessageTable turns the outcomes of MessageRuns into a table: one row per
-// run, labelled by algorithm and coterie.
+// algorithm (with its coterie) and n, the seeds' runs summarised (Points):
+// messages per pair, waiting times (request to state change, time units),
+// throughput (entries per time unit) and entries are means over the seeds
+// of each run's value, followed by the seeds and the 95 % confidence
+// half-widths (MeanCI; NaN with one seed).
 func MessageTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", Header: []string{
 		"n", "lo", "hi", "mean_q", "messages_per_pair", "uncontended_formula",
-		"entry_wait_mean", "exit_wait_mean", "throughput", "entries"}}
-	for _, o := range outs {
-		r, res := o.Run, o.Result
-		t.Add(r.Label, float64(r.N), float64(o.Lo), float64(o.Hi), o.MeanQ, res.MessagesPerEntry(),
-			UncontendedMessages(r.Alg, r.N, o.MeanQ),
-			res.EntryWait.Mean, res.ExitWait.Mean, res.Throughput(), float64(res.Entries))
+		"entry_wait_mean", "exit_wait_mean", "throughput", "entries",
+		"seeds", "messages_per_pair_ci95", "entry_wait_ci95_time_units", "exit_wait_ci95_time_units",
+		"throughput_ci95_entries_per_time_unit"}}
+	for _, reps := range Points(outs) {
+		o := reps[0]
+		r := o.Run
+		msgs, msgsCI := meanOf(reps, func(res *sim.Result) float64 { return res.MessagesPerEntry() })
+		entry, entryCI := meanOf(reps, func(res *sim.Result) float64 { return res.EntryWait.Mean })
+		exit, exitCI := meanOf(reps, func(res *sim.Result) float64 { return res.ExitWait.Mean })
+		tp, tpCI := meanOf(reps, (*sim.Result).Throughput)
+		entries, _ := meanOf(reps, func(res *sim.Result) float64 { return float64(res.Entries) })
+		t.Add(r.Label, float64(r.N), float64(o.Lo), float64(o.Hi), o.MeanQ, msgs,
+			UncontendedMessages(r.Alg, r.N, o.MeanQ), entry, exit, tp, entries,
+			float64(len(reps)), msgsCI, entryCI, exitCI, tpCI)
 	}
 	return t
+}
+
+// Replicate returns r once per seed: seeds runs with seeds r.Seed,
+// r.Seed+1, ... (at least one).
+func Replicate(r Run, seeds int) []Run {
+	runs := make([]Run, max(seeds, 1))
+	for i := range runs {
+		runs[i] = r
+		runs[i].Seed = r.Seed + uint64(i)
+	}
+	return runs
+}
+
+// Points groups outcomes that differ only in their seed, in the order
+// their first run occurs: the replications of one point of a study.
+func Points(outs []Outcome) [][]Outcome {
+	var groups [][]Outcome
+	index := map[string]int{}
+	for _, o := range outs {
+		r := o.Run
+		r.Seed = 0
+		key := fmt.Sprintf("%+v", r)
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], o)
+	}
+	return groups
+}
+
+// meanOf is MeanCI of f over the outcomes' results.
+func meanOf(outs []Outcome, f func(*sim.Result) float64) (mean, half float64) {
+	xs := make([]float64, len(outs))
+	for i, o := range outs {
+		xs[i] = f(o.Result)
+	}
+	return MeanCI(xs)
 }
 
 // WaitingRuns returns the runs of the waiting-time study: for each n,
@@ -101,8 +158,8 @@ func MessageTable(outs []Outcome) *Table {
 // Raymond with k = 3n/4, at each request rate lambda with E = 1/lambda
 // (every process InCS half of the time): from uncontended (small lambda) to
 // saturated. Lines are labelled by algorithm, and by n too when there are
-// several.
-func WaitingRuns(ns []int, lambdas []float64, c Common) []Run {
+// several. Each point runs seeds times (Replicate).
+func WaitingRuns(ns []int, lambdas []float64, c Common, seeds int) []Run {
 	var runs []Run
 	for _, n := range ns {
 		l, k := messageBounds(n)
@@ -112,25 +169,38 @@ func WaitingRuns(ns []int, lambdas []float64, c Common) []Run {
 				label = fmt.Sprintf("%s n=%d", a, n)
 			}
 			for _, lambda := range lambdas {
-				runs = append(runs, Run{Label: label, Alg: a, Coterie: "grid", N: n, L: l, K: k,
-					Lambda: lambda, E: 1 / lambda, Common: c})
+				runs = append(runs, Replicate(Run{Label: label, Alg: a, Coterie: "grid", N: n, L: l, K: k,
+					Lambda: lambda, E: 1 / lambda, Common: c}, seeds)...)
 			}
 		}
 	}
 	return runs
 }
 
-// WaitingTable turns the outcomes of WaitingRuns into a table.
+// WaitingTable turns the outcomes of WaitingRuns into a table: one row per
+// algorithm, n and lambda, every value the mean over the seeds of each
+// run's (waiting times in time units, throughput in entries per time unit),
+// followed by the seeds and the 95 % confidence half-widths of the mean
+// waits, messages and throughput (MeanCI; NaN with one seed).
 func WaitingTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", Header: []string{
 		"n", "lo", "hi", "lambda", "entry_wait_mean", "entry_wait_p50", "entry_wait_p99",
-		"exit_wait_mean", "exit_wait_p50", "exit_wait_p99", "messages_per_pair", "mean_incs", "throughput"}}
-	for _, o := range outs {
-		r, res := o.Run, o.Result
+		"exit_wait_mean", "exit_wait_p50", "exit_wait_p99", "messages_per_pair", "mean_incs", "throughput",
+		"seeds", "entry_wait_ci95_time_units", "exit_wait_ci95_time_units", "messages_per_pair_ci95",
+		"throughput_ci95_entries_per_time_unit"}}
+	for _, reps := range Points(outs) {
+		o := reps[0]
+		r := o.Run
+		mean := func(f func(*sim.Result) float64) float64 { m, _ := meanOf(reps, f); return m }
+		entry, entryCI := meanOf(reps, func(res *sim.Result) float64 { return res.EntryWait.Mean })
+		exit, exitCI := meanOf(reps, func(res *sim.Result) float64 { return res.ExitWait.Mean })
+		msgs, msgsCI := meanOf(reps, (*sim.Result).MessagesPerEntry)
+		tp, tpCI := meanOf(reps, (*sim.Result).Throughput)
 		t.Add(r.Label, float64(r.N), float64(o.Lo), float64(o.Hi), r.Lambda,
-			res.EntryWait.Mean, res.EntryWait.P50, res.EntryWait.P99,
-			res.ExitWait.Mean, res.ExitWait.P50, res.ExitWait.P99,
-			res.MessagesPerEntry(), res.MeanInCS(), res.Throughput())
+			entry, mean(func(res *sim.Result) float64 { return res.EntryWait.P50 }), mean(func(res *sim.Result) float64 { return res.EntryWait.P99 }),
+			exit, mean(func(res *sim.Result) float64 { return res.ExitWait.P50 }), mean(func(res *sim.Result) float64 { return res.ExitWait.P99 }),
+			msgs, mean((*sim.Result).MeanInCS), tp,
+			float64(len(reps)), entryCI, exitCI, msgsCI, tpCI)
 	}
 	return t
 }

@@ -9,7 +9,7 @@ import (
 // TestSimulateAllDeterministic: the tables do not depend on the number of
 // workers (runs finish in any order, outcomes keep the order of the runs).
 func TestSimulateAllDeterministic(t *testing.T) {
-	runs := MessageRuns([]int{4, 9}, Heavy, Common{Entries: 60, Seed: 7})
+	runs := MessageRuns([]int{4, 9}, Heavy, Common{Entries: 60, Seed: 7}, 1)
 	var csv [2]bytes.Buffer
 	for i, workers := range []int{1, 3} {
 		outs, err := SimulateAll(runs, workers, nil)
@@ -30,7 +30,7 @@ func TestSimulateAllDeterministic(t *testing.T) {
 // (the rare overlapping request adds Response2s and FAILEDs), and Raymond
 // stays in [2n-k-1, 2(n-1)].
 func TestLightLoadMatchesPseudoCode(t *testing.T) {
-	outs, err := SimulateAll(MessageRuns([]int{16, 25}, Light, Common{Entries: 300, Seed: 1}), 2, nil)
+	outs, err := SimulateAll(MessageRuns([]int{16, 25}, Light, Common{Entries: 300, Seed: 1}, 1), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestLightLoadMatchesPseudoCode(t *testing.T) {
 // uncontended MUTIN exit and (l,k)-GCS entry and exit take 6 time units
 // (docs/experiments.md explains the paper's 7 and 9), Raymond's entry 2.
 func TestUncontendedWaits(t *testing.T) {
-	outs, err := SimulateAll(WaitingRuns([]int{16}, []float64{0.001}, Common{Entries: 400, Seed: 1}), 2, nil)
+	outs, err := SimulateAll(WaitingRuns([]int{16}, []float64{0.001}, Common{Entries: 400, Seed: 1}, 1), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +64,45 @@ func TestUncontendedWaits(t *testing.T) {
 		if e, x := o.Result.EntryWait.P50, o.Result.ExitWait.P50; math.Abs(e-w[0]) > 0.04 || math.Abs(x-w[1]) > 0.04 {
 			t.Errorf("%s: median entry wait %.3f, exit wait %.3f; want %v, %v", o.Run.Alg, e, x, w[0], w[1])
 		}
+	}
+}
+
+// TestSeedsSummarised: with three seeds a point is one row, its
+// seeds column 3, its mean the mean of the three runs' values and its
+// half-width Student's t with 2 degrees of freedom times s/√3.
+func TestSeedsSummarised(t *testing.T) {
+	runs := WaitingRuns([]int{9}, []float64{0.1}, Common{Entries: 100, Seed: 5}, 3)
+	if len(runs) != 4*3 || runs[0].Seed != 5 || runs[2].Seed != 7 || runs[3].Seed != 5 {
+		t.Fatalf("%d runs, seeds %d %d %d; want 12, 5 7 5", len(runs), runs[0].Seed, runs[2].Seed, runs[3].Seed)
+	}
+	outs, err := SimulateAll(runs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := WaitingTable(outs)
+	if len(tab.Rows) != 4 {
+		t.Fatalf("%d rows, want one per algorithm", len(tab.Rows))
+	}
+	seeds, _ := tab.Column("seeds")
+	mean, _ := tab.Column("entry_wait_mean")
+	ci, _ := tab.Column("entry_wait_ci95_time_units")
+	var xs []float64
+	for _, o := range outs[:3] {
+		xs = append(xs, o.Result.EntryWait.Mean)
+	}
+	m := (xs[0] + xs[1] + xs[2]) / 3
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	half := 4.303 * math.Sqrt(ss/2) / math.Sqrt(3)
+	r := tab.Rows[0]
+	if r[seeds] != 3 || math.Abs(r[mean]-m) > 1e-9 || math.Abs(r[ci]-half) > 1e-9 {
+		t.Errorf("%s: seeds %v, mean %v, ci %v; want 3, %v, %v", tab.Labels[0], r[seeds], r[mean], r[ci], m, half)
+	}
+	msgs := MessageTable(outs)
+	if c, _ := msgs.Column("messages_per_pair_ci95"); len(msgs.Rows) != 4 || math.IsNaN(msgs.Rows[0][c]) {
+		t.Errorf("message table of the same runs: %d rows, first half-width %v; want 4 rows and a number", len(msgs.Rows), msgs.Rows[0][c])
 	}
 }
 

@@ -70,7 +70,7 @@ func (l LocalLoad) workload(n int) (lambda, e float64) {
 }
 
 // LocalBounds returns the uniform bounds the study gives a (clamped to
-// each neighbourhood, alg.Spec.Clamp): l = 1 for l_i-LMUTIN (local mutual
+// each neighborhood, alg.Spec.Clamp): l = 1 for l_i-LMUTIN (local mutual
 // inclusion), k = 2 for k_i-LMUTEX (the inner LMUTIN then has
 // l_i = |N_i|-1), and (l, k) = (1, 5) for LKCS, so that k_i - l_i >= 3
 // wherever |N_i|+1 >= 4, as section 5.1 asks within two hops of the leader.
@@ -302,6 +302,21 @@ type sizeGroup struct {
 	size        int
 	nodes       int64 // processes summed (one per run)
 	pairs, msgs int64
+	// seeds are the runs' seeds in the order they occur, and bySeed the
+	// pairs and messages of each seed's runs (over the topologies).
+	seeds  []uint64
+	bySeed map[uint64]*[2]int64
+}
+
+// perPair returns the messages per pair of each seed (its runs pooled
+// over the topologies), for their confidence interval.
+func (g *sizeGroup) perPair() []float64 {
+	xs := make([]float64, len(g.seeds))
+	for i, s := range g.seeds {
+		c := g.bySeed[s]
+		xs[i] = ratio(float64(c[1]), float64(c[0]))
+	}
+	return xs
 }
 
 // sizeGroups groups the whole runs of outs by algorithm and load (in the
@@ -321,12 +336,20 @@ func sizeGroups(outs []Outcome) []sizeGroup {
 		for i, size := range o.Sizes {
 			g := bySize[key][size]
 			if g == nil {
-				g = &sizeGroup{alg: key[0], load: key[1], size: size}
+				g = &sizeGroup{alg: key[0], load: key[1], size: size, bySeed: map[uint64]*[2]int64{}}
 				bySize[key][size] = g
 			}
 			g.nodes++
 			g.pairs += o.Counts.Pairs(id(i))
 			g.msgs += o.Counts.Messages[i]
+			c := g.bySeed[o.Run.Seed]
+			if c == nil {
+				c = &[2]int64{}
+				g.bySeed[o.Run.Seed] = c
+				g.seeds = append(g.seeds, o.Run.Seed)
+			}
+			c[0] += o.Counts.Pairs(id(i))
+			c[1] += o.Counts.Messages[i]
 		}
 	}
 	var out []sizeGroup
@@ -344,14 +367,17 @@ func sizeGroups(outs []Outcome) []sizeGroup {
 	return out
 }
 
-// LocalSizeTable has one row per algorithm, load and neighbourhood size
+// LocalSizeTable has one row per algorithm, load and neighborhood size
 // |N_i|+1 over the whole runs: the processes of that size summed over
 // topologies and seeds (messages attributed to them / their pairs), next
 // to the paper's bounds (LocalPaperBounds) and whether the measured value
-// lies within them (1) or not (0).
+// lies within them (1) or not (0); then the 95 % confidence half-widths of
+// messages per pair and per member over the seeds (each seed's processes
+// of that size pooled over the topologies; MeanCI, NaN with one seed).
 func LocalSizeTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"load"}, Header: []string{
-		"size", "processes", "pairs", "messages", "messages_per_pair", "per_member", "paper_lo", "paper_hi", "within"}}
+		"size", "processes", "pairs", "messages", "messages_per_pair", "per_member", "paper_lo", "paper_hi", "within",
+		"messages_per_pair_ci95", "per_member_ci95"}}
 	for _, g := range sizeGroups(outs) {
 		a, _ := alg.Lookup(g.alg)
 		lo, hi := LocalPaperBounds(a)
@@ -361,7 +387,8 @@ func LocalSizeTable(outs []Outcome) *Table {
 		if per >= lo*s && per <= hi*s {
 			within = 1
 		}
-		t.AddTagged(g.alg, []string{g.load}, s, float64(g.nodes), float64(g.pairs), float64(g.msgs), per, per/s, lo*s, hi*s, within)
+		_, ci := MeanCI(g.perPair())
+		t.AddTagged(g.alg, []string{g.load}, s, float64(g.nodes), float64(g.pairs), float64(g.msgs), per, per/s, lo*s, hi*s, within, ci, ci/s)
 	}
 	return t
 }
@@ -418,18 +445,20 @@ func waitGroups(outs []Outcome) []*waitGroup {
 // over the seeds (MeanCI; NaN with fewer than two whole runs), the
 // messages per pair and member, and the sidetrack's rate: Triggers and
 // RequestByTriggers per 1000 CS entries, over every run (a broken run
-// counts the entries and triggers it made before it broke).
+// counts the entries and triggers it made before it broke); then the 95 %
+// half-width of messages per pair and member over the whole runs.
 func LocalWaitTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"topology", "load"}, Header: []string{
 		"n", "lambda", "runs", "broken", "starved", "entry_wait_mean", "entry_wait_ci95", "exit_wait_mean", "exit_wait_ci95",
-		"messages_per_pair_member", "triggers_per_1000_entries", "requests_by_trigger_per_1000_entries"}}
+		"messages_per_pair_member", "triggers_per_1000_entries", "requests_by_trigger_per_1000_entries",
+		"messages_per_pair_member_ci95"}}
 	for _, g := range waitGroups(outs) {
 		em, eci := MeanCI(g.entryMeans)
 		xm, xci := MeanCI(g.exitMeans)
-		mr, _ := MeanCI(g.memberRatios)
+		mr, mci := MeanCI(g.memberRatios)
 		t.AddTagged(g.alg, []string{g.topology, g.load}, float64(g.n), g.lambda, float64(g.runs), float64(g.broken), float64(g.starved),
 			em, eci, xm, xci, mr,
-			1000*ratio(float64(g.triggers), float64(g.entries)), 1000*ratio(float64(g.rbt), float64(g.entries)))
+			1000*ratio(float64(g.triggers), float64(g.entries)), 1000*ratio(float64(g.rbt), float64(g.entries)), mci)
 	}
 	return t
 }
@@ -480,17 +509,20 @@ type Plot struct {
 // same divided by |N_i|+1 (per-member-LOAD, the bounds flat); for each
 // algorithm, its mean Entry and Exit waiting times against lambda, one line
 // per topology, log-log, where they are positive (lmutin's Entry and
-// lmutex's Exit never wait; a group with no whole run has no point).
+// lmutex's Exit never wait; a group with no whole run has no point). Every
+// measured point has its 95 % confidence interval over the seeds as an
+// error bar.
 func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 	var plots []Plot
 	groups := sizeGroups(outs)
 	for _, load := range loads {
-		t := &Table{LabelName: "line", Header: []string{"size", "messages_per_pair", "per_member"}}
+		t := &Table{LabelName: "line", Header: []string{"size", "messages_per_pair", "per_member", "messages_per_pair_ci95", "per_member_ci95"}}
 		var sizes []int
 		for _, g := range groups {
 			if g.load == load.Name {
 				per := ratio(float64(g.msgs), float64(g.pairs))
-				t.Add(g.alg, float64(g.size), per, per/float64(g.size))
+				_, ci := MeanCI(g.perPair())
+				t.Add(g.alg, float64(g.size), per, per/float64(g.size), ci, ci/float64(g.size))
 				sizes = append(sizes, g.size)
 			}
 		}
@@ -504,14 +536,14 @@ func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 			label string
 		}{{3, "3(|N_i|+1): LMUTIN, LMUTEX best"}, {6, "6(|N_i|+1): LMUTIN, LMUTEX worst; LKCS best"}, {12, "12(|N_i|+1): LKCS worst"}} {
 			for _, s := range sizes {
-				t.Add(b.label, float64(s), b.c*float64(s), b.c)
+				t.Add(b.label, float64(s), b.c*float64(s), b.c, math.NaN(), math.NaN())
 			}
 		}
 		plots = append(plots, Plot{Name: "messages-" + load.Name, Table: t, Chart: Chart{
-			Title: "Messages per Exit+Entry pair of P_i, " + load.Name + " load", X: "size", Y: "messages_per_pair",
+			Title: "Messages per Exit+Entry pair of P_i, " + load.Name + " load", X: "size", Y: "messages_per_pair", CI: "messages_per_pair_ci95",
 			LogX: true, LogY: true, XLabel: "|N_i|+1", YLabel: "messages per pair (attributed to P_i)"}},
 			Plot{Name: "per-member-" + load.Name, Table: t, Chart: Chart{
-				Title: "Messages per Exit+Entry pair of P_i / (|N_i|+1), " + load.Name + " load", X: "size", Y: "per_member",
+				Title: "Messages per Exit+Entry pair of P_i / (|N_i|+1), " + load.Name + " load", X: "size", Y: "per_member", CI: "per_member_ci95",
 				LogX: true, XLabel: "|N_i|+1", YLabel: "messages per pair / (|N_i|+1)"}})
 	}
 	var algs []string
@@ -526,17 +558,17 @@ func LocalPlots(outs []Outcome, loads []LocalLoad) []Plot {
 			name  string
 			means func(*waitGroup) []float64
 		}{{"entry", func(g *waitGroup) []float64 { return g.entryMeans }}, {"exit", func(g *waitGroup) []float64 { return g.exitMeans }}} {
-			t := &Table{LabelName: "topology", Header: []string{"lambda", "wait"}}
+			t := &Table{LabelName: "topology", Header: []string{"lambda", "wait", "wait_ci95"}}
 			for _, g := range gs {
-				if m, _ := MeanCI(w.means(g)); g.alg == a && m > 0 {
-					t.Add(g.topology, g.lambda, m)
+				if m, ci := MeanCI(w.means(g)); g.alg == a && m > 0 {
+					t.Add(g.topology, g.lambda, m, ci)
 				}
 			}
 			if len(t.Rows) == 0 {
 				continue
 			}
 			plots = append(plots, Plot{Name: "waiting-" + a + "-" + w.name, Table: t, Chart: Chart{
-				Title: a + ": " + w.name + " waiting time (mean over seeds), E = 1/lambda", X: "lambda", Y: "wait",
+				Title: a + ": " + w.name + " waiting time (mean over seeds, 95 % CI), E = 1/lambda", X: "lambda", Y: "wait", CI: "wait_ci95",
 				LogX: true, LogY: true, XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"}})
 		}
 	}

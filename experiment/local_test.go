@@ -25,7 +25,7 @@ func smallLocal(t *testing.T) ([]Run, []Outcome) {
 		t.Fatal(err)
 	}
 	runs, skips := Applicable(all)
-	// LKCS's leader needs 4 neighbours: the ring has none.
+	// LKCS's leader needs 4 neighbors: the ring has none.
 	if len(skips) != 1 || skips[0].Alg != "lkcs-paper" || skips[0].Topology != "ring:12" || !strings.Contains(skips[0].Reason, "leader") {
 		t.Fatalf("skips: %+v", skips)
 	}

@@ -37,7 +37,7 @@ func (r Run) EstimateBytes() float64 {
 		// A local request goes to N_i ∪ {P_i}: Σ(|N_i|+1) = n + 2·links
 		// messages in flight when every process asks at once, counted
 		// like MUTIN's n·|Q|, twice for LKCS's two sub-protocols; the
-		// machines hold per-neighbour sets, no n-bit ones.
+		// machines hold per-neighbor sets, no n-bit ones.
 		return baseBytes + 2*mutinPerNQ*(n+2*float64(r.Links))
 	}
 	q := n

@@ -42,16 +42,16 @@ func TestMemoryModel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s=%s: %v", memorySizesEnv, env, err)
 			}
-			runs = append(runs, MessageRuns([]int{n}, Heavy, c)...)
-			runs = append(runs, WaitingRuns([]int{n}, []float64{1}, c)...)
+			runs = append(runs, MessageRuns([]int{n}, Heavy, c, 1)...)
+			runs = append(runs, WaitingRuns([]int{n}, []float64{1}, c, 1)...)
 		}
 	} else {
-		for _, r := range append(MessageRuns([]int{1000}, Heavy, c), WaitingRuns([]int{1000}, []float64{1}, c)...) {
+		for _, r := range append(MessageRuns([]int{1000}, Heavy, c, 1), WaitingRuns([]int{1000}, []float64{1}, c, 1)...) {
 			if r.Coterie != "majority" {
 				runs = append(runs, r)
 			}
 		}
-		for _, r := range MessageRuns([]int{500}, Heavy, c) {
+		for _, r := range MessageRuns([]int{500}, Heavy, c, 1) {
 			if r.Coterie == "majority" {
 				runs = append(runs, r)
 			}

@@ -30,7 +30,7 @@ type Run struct {
 	// Topology is the communication graph of a local algorithm (a
 	// topology spec or edge-list file); N must be its size and Links its
 	// number of links (for EstimateBytes). With it the uniform L and K are
-	// clamped to each neighbourhood (alg.Spec.Clamp) and the run counts
+	// clamped to each neighborhood (alg.Spec.Clamp) and the run counts
 	// messages per process (Outcome.Counts). Empty: complete:N.
 	Topology string
 	Links    int
@@ -56,7 +56,7 @@ type Common struct {
 	Entries int64
 	// Seed fixes the run.
 	Seed uint64
-	// TransitDist is the distribution of the transit time (mean Tt = 1);
+	// TransitDist is the distribution of the transit time (of the run's mean Tt);
 	// zero is sim.Const, the paper's model.
 	TransitDist sim.Dist
 }

@@ -120,9 +120,12 @@ func (t *Table) Column(name string) (int, error) {
 	return 0, fmt.Errorf("no column %q (have %s)", name, strings.Join(t.Header, ", "))
 }
 
-// Chart describes a line chart of y against x, one line per label.
+// Chart describes a line chart of y against x, one line per label. CI,
+// when set, names the column of the half-widths of y's 95 % confidence
+// intervals, drawn as error bars (a NaN half-width draws none).
 type Chart struct {
 	Title, X, Y    string
+	CI             string
 	LogX, LogY     bool
 	XLabel, YLabel string
 }
@@ -141,9 +144,12 @@ var palette = []color.Color{
 // chooses the format. Lines appear in the order their labels first occur;
 // the points of a line are joined in increasing x.
 //
-// Any table is either drawn or refused with one error line: a table with no
-// rows, a value that is NaN, infinite or beyond ±1e300, or a value <= 0 or
-// below 1e-300 on a log axis is refused, naming the row. A log axis spans
+// The legend stands to the right of the axes, off the data. Any table is
+// either drawn or refused with one error line: a table with no rows, a
+// value that is NaN, infinite or beyond ±1e300, or a value <= 0 or below
+// 1e-300 on a log axis is refused, naming the row (a half-width may be
+// NaN: no interval; an interval that reaches 0 on a log axis is drawn to
+// the axis's bottom). A log axis spans
 // the powers of ten around its values (logAxis), so one point or equal
 // points draw too; a linear one with equal values is widened by gonum (±1). The file is written whole or not at all
 // (WriteFileAtomic): a refused or failed plot leaves no file behind and does
@@ -180,13 +186,20 @@ func (t *Table) chart(c Chart) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
+	ci := -1
+	if c.CI != "" {
+		if ci, err = t.Column(c.CI); err != nil {
+			return nil, err
+		}
+	}
 	if len(t.Rows) == 0 {
 		return nil, fmt.Errorf("plot %q: the table has no rows to draw", c.Title)
 	}
 	var order []string
 	pts := map[string]plotter.XYs{}
+	bars := map[string]*interval{}
 	xs := make([]float64, len(t.Rows))
-	ys := make([]float64, len(t.Rows))
+	ys := make([]float64, 0, len(t.Rows))
 	for i, r := range t.Rows {
 		l := t.label(i)
 		for _, v := range []struct {
@@ -202,7 +215,24 @@ func (t *Table) chart(c Chart) (*plot.Plot, error) {
 			order = append(order, l)
 		}
 		pts[l] = append(pts[l], plotter.XY{X: r[xi], Y: r[yi]})
-		xs[i], ys[i] = r[xi], r[yi]
+		xs[i] = r[xi]
+		ys = append(ys, r[yi])
+		if ci < 0 || math.IsNaN(r[ci]) {
+			continue
+		}
+		h := math.Abs(r[ci])
+		if why := undrawable(h, false); why != "" || r[yi]+h > maxPlotted || r[yi]-h < -maxPlotted {
+			return nil, fmt.Errorf("plot %q: row %d (%s) has %s = %v: its interval is %s", c.Title, i+1, orDefault(l, "no label"), c.CI, r[ci], orDefault(why, "too large to draw (beyond ±1e300)"))
+		}
+		if bars[l] == nil {
+			bars[l] = &interval{}
+		}
+		bars[l].XYs = append(bars[l].XYs, plotter.XY{X: r[xi], Y: r[yi]})
+		bars[l].YErrors = append(bars[l].YErrors, struct{ Low, High float64 }{h, h})
+		ys = append(ys, r[yi]+h)
+		if !c.LogY || r[yi]-h > 0 {
+			ys = append(ys, r[yi]-h)
+		}
 	}
 	p := plot.New()
 	p.Title.Text = c.Title
@@ -219,6 +249,17 @@ func (t *Table) chart(c Chart) (*plot.Plot, error) {
 		line.Color, points.Color = col, col
 		points.Shape = draw.CircleGlyph{}
 		p.Add(line, points)
+		if b := bars[l]; b != nil {
+			if c.LogY {
+				b.floor(decadeBelow(slices.Min(ys)))
+			}
+			eb, err := plotter.NewYErrorBars(b)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q, line %s: %w", c.Title, l, err)
+			}
+			eb.Color = col
+			p.Add(eb)
+		}
 		if l != "" {
 			p.Legend.Add(l, line, points)
 		}
@@ -231,6 +272,23 @@ func (t *Table) chart(c Chart) (*plot.Plot, error) {
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
+}
+
+// interval holds the error bars of one line: the points and the
+// half-widths below and above them.
+type interval struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// floor shortens the bars that reach below bottom (> 0) to end there: a
+// log axis cannot show 0 or less.
+func (b *interval) floor(bottom float64) {
+	for i, p := range b.XYs {
+		if p.Y-b.YErrors[i].Low < bottom {
+			b.YErrors[i].Low = max(0, p.Y-bottom)
+		}
+	}
 }
 
 func (t *Table) label(i int) string {
@@ -295,16 +353,34 @@ func decadeAbove(v float64) float64 {
 	return math.Pow10(e)
 }
 
-// render draws p in format. gonum panics on some inputs (chart checks for
-// those it is known to); a panic is returned as an error, so a plot never
-// takes the process down.
+// render draws p in format: the axes 7 by 4.5 inches, and the legend, if
+// any, in a column to their right, so that it never covers a line. gonum
+// panics on some inputs (chart checks for those it is known to); a panic
+// is returned as an error, so a plot never takes the process down.
 func render(p *plot.Plot, format string) (wt io.WriterTo, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			wt, err = nil, fmt.Errorf("gonum/plot cannot draw it: %v", r)
 		}
 	}()
-	return p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
+	const w, h = 7 * vg.Inch, 4.5 * vg.Inch
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	defer func() { p.Legend = legend }()
+	var lw vg.Length
+	if r := legend.Rectangle(draw.Canvas{}); r.Max.X > r.Min.X {
+		lw = r.Max.X - r.Min.X + vg.Points(12)
+	}
+	c, err := draw.NewFormattedCanvas(w+lw, h, format)
+	if err != nil {
+		return nil, err
+	}
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	if lw > 0 {
+		legend.Draw(draw.Crop(dc, w, -vg.Points(6), 0, -vg.Points(12)))
+	}
+	return c, nil
 }
 
 // WriteFileAtomic creates path (and its directory) with what write writes,

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -159,5 +161,44 @@ func TestTableTags(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "ring:4") || !strings.Contains(b.String(), "topology") {
 		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+// TestPlotIntervals: a CI column draws error bars, which widen a linear
+// axis to y ± half-width; a NaN half-width draws none; an interval that
+// reaches 0 on a log axis draws (to the axis's bottom); an infinite one is
+// refused with one line. The legend stands right of the axes: the image
+// is wider than the 7 inches of the axes.
+func TestPlotIntervals(t *testing.T) {
+	tb := Table{LabelName: "alg", Header: []string{"x", "y", "ci"}}
+	tb.Add("a", 1, 10, 5)
+	tb.Add("a", 2, 11, math.NaN())
+	tb.Add("b", 1, 2, 3)
+	p, err := tb.chart(Chart{X: "x", Y: "y", CI: "ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min > -1 || p.Y.Max < 15 {
+		t.Errorf("y axis %v..%v, want it to hold the intervals -1..15", p.Y.Min, p.Y.Max)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.svg")
+	if err := tb.Plot(Chart{X: "x", Y: "y", CI: "ci", LogY: true}, path); err != nil {
+		t.Fatalf("interval through 0 on a log axis: %v", err)
+	}
+	svg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<svg width="([0-9.]+)pt"`).FindSubmatch(svg)
+	if m == nil {
+		t.Fatalf("no width in %.100s", svg)
+	}
+	if w, err := strconv.ParseFloat(string(m[1]), 64); err != nil || w <= 504 {
+		t.Errorf("the image is %s pt wide, want more than the axes' 504: the legend beside them", m[1])
+	}
+	tb.Add("b", 2, 2, math.Inf(1))
+	if err := tb.Plot(Chart{Title: "t", X: "x", Y: "y", CI: "ci"}, path); err == nil || !strings.Contains(err.Error(), "row 4 (b) has ci = +Inf") {
+		t.Errorf("infinite half-width: %v", err)
 	}
 }

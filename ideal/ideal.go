@@ -1,10 +1,10 @@
 // Package ideal holds the specification of a k-mutual exclusion object as a
-// machine, for compositional model checking (docs/checker.md,
-// "Compositional checking"). MUTIN (Kamei and Kakugawa 2019, Algorithms 1-2)
-// uses its mutual-exclusion object mx only through the CS interface: it
-// calls mx.Entry and mx.Exit and waits until mx.state_i changes. The model
-// checker can therefore replace mx by what mx promises, and explore the
-// parent against every behaviour of that promise instead of against one
+// machine, for compositional model checking
+// (docs/design/compositional-checking.md). MUTIN (Kamei and Kakugawa 2019,
+// Algorithms 1-2) uses its mutual-exclusion object mx only through the CS
+// interface: it calls mx.Entry and mx.Exit and waits until mx.state_i changes.
+// The model checker can therefore replace mx by what mx promises, and explore
+// the parent against every behaviour of that promise instead of against one
 // implementation's messages.
 //
 // One Object per process. Entry only records the request; nothing is sent.

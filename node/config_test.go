@@ -120,6 +120,10 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(goodConfig))
 	f.Add([]byte("alg: raymond\nn: 2\nmembers: {1: a:1, 2: b:2}\ndata: d\ntls: {ca: a, cert: b, key: c}\n"))
 	f.Add([]byte("members: &a {1: *a}\n"))
+	// Inputs fuzzing found that reach branches the seeds above do not.
+	for _, s := range []string{"Ƈ", "?", "", "alg: 0\nn: 0\nl: 0\nk: 0\noptions: {A: 0}\nmembers:\n 0080: 080\ndata: A\ntls:", "@"} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ParseConfig("c.yaml", b)
 		if err != nil {

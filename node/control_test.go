@@ -30,7 +30,7 @@ func TestControl(t *testing.T) {
 		defer ctls[i].Close()
 	}
 	do := func(i int, op string, timeout time.Duration) (StatusJSON, error) {
-		for range 100 { // until the socket is up
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); { // until the socket is up
 			a, err := ctls[i].Do(ctx, op, timeout)
 			if err == nil || !strings.Contains(err.Error(), "connect") {
 				return a, err
@@ -87,7 +87,7 @@ func TestControlClosesIdle(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	go nodes[0].ServeControl(ctx, sock)
 	dial := func() net.Conn {
-		for range 100 { // until the socket is up
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); { // until the socket is up
 			if c, err := net.Dial("unix", sock); err == nil {
 				return c
 			}
@@ -135,7 +135,7 @@ func TestControlDropped(t *testing.T) {
 	ctl := DialControl(sock)
 	defer ctl.Close()
 	var a StatusJSON
-	for range 100 { // until the socket is up
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); { // until the socket is up
 		if a, err = ctl.Do(ctx, "enter", 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "connect") {
 			break
 		}

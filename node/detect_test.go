@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"slices"
@@ -27,7 +28,11 @@ func TestDetectorCrash(t *testing.T) {
 	if err := nodes[0].Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // every detector trusts every peer by now
+	for _, nd := range nodes {
+		waitCond(t, fmt.Sprintf("P%d's detector trusting both peers", nd.id), func() bool {
+			return strings.Contains(metricsOf(nd), "critsec_detector_trusts_total 2\n")
+		})
+	}
 	entered := make(chan time.Duration, 1)
 	go func() {
 		began := time.Now()
@@ -36,7 +41,10 @@ func TestDetectorCrash(t *testing.T) {
 		}
 		entered <- time.Since(began)
 	}()
-	time.Sleep(100 * time.Millisecond) // P2 waits for P1's permission
+	waitCond(t, "P2's request sent", func() bool { // P2 waits for P1's permission
+		st := nodes[1].Status()
+		return st.State == cs.InCS || st.Pending == cs.Entry && len(st.WaitingOn) > 0
+	})
 	if s, _ := nodes[1].State(); s != cs.OutCS {
 		t.Fatalf("P2 entered while P1 was InCS with k = 1")
 	}
@@ -53,9 +61,7 @@ func TestDetectorCrash(t *testing.T) {
 	wants := []string{"critsec_detector_crashes_total 1", "critsec_detector_trusts_total 2", "critsec_detector_detection_seconds_count 1"}
 	var metrics string
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
-		w := httptest.NewRecorder()
-		nodes[1].MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-		metrics = w.Body.String()
+		metrics = metricsOf(nodes[1])
 		if !slices.ContainsFunc(wants, func(want string) bool { return !strings.Contains(metrics, want) }) || time.Now().After(deadline) {
 			break
 		}
@@ -214,6 +220,13 @@ func TestLease(t *testing.T) {
 	if l := nodes[0].Lease(); l.Bounded {
 		t.Errorf("raymond's lease %+v is bounded: nobody acts on a suspicion", l)
 	}
+}
+
+// metricsOf returns nd's Prometheus metrics as its handler serves them.
+func metricsOf(nd *Node) string {
+	w := httptest.NewRecorder()
+	nd.MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	return w.Body.String()
 }
 
 // fakeView is a transport as the detector sees it, with a given clock of

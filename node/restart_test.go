@@ -88,13 +88,16 @@ func testRestart(t *testing.T, compactEvery int) {
 					}
 				})
 			}
+			const seed = 1 // of the crash times
+			t.Logf("crash times drawn with seed %d", seed)
+			rng := rand.New(rand.NewPCG(seed, seed))
 			v := cs.ID(c.n)
 			var restored, lost int
 			for r := range rounds {
 				nd := nodes[v-1]
 				entered := make(chan error, 1)
 				go func() { entered <- nd.Enter(ctx) }()
-				time.Sleep(time.Duration(rand.N(3000)) * time.Microsecond)
+				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // the crash comes at a random time
 				nd.Close()
 				err := <-entered
 				if err != nil && !errors.Is(err, ErrClosed) {

@@ -34,7 +34,7 @@ import (
 // Bound is one conjunct: at least Lo and at most Hi of Members are InCS.
 type Bound struct {
 	// Name identifies the bound in reports: "all" for the global bound,
-	// "N[3]" for the neighbourhood of P3.
+	// "N[3]" for the neighborhood of P3.
 	Name string
 	// Members are the processes counted, in increasing id order.
 	Members []cs.ID
@@ -117,8 +117,8 @@ func FaultTolerantGlobal(n, l, k int) (*Property, error) {
 func (p *Property) ExitGuard() *CrashBounds { return p.guard }
 
 // Local returns one bound per process i = 1..n: at least l[i-1] and at most
-// k[i-1] of P_i and its neighbours neighbors[i-1] are InCS. It refuses
-// unknown ids, self-loops, repeated neighbours and bounds outside
+// k[i-1] of P_i and its neighbors neighbors[i-1] are InCS. It refuses
+// unknown ids, self-loops, repeated neighbors and bounds outside
 // 0 <= l_i <= k_i <= |N_i|+1. It does not require the graph to be
 // symmetric or connected; the topology that builds the graph does.
 func Local(neighbors [][]cs.ID, l, k []int) (*Property, error) {
@@ -127,7 +127,7 @@ func Local(neighbors [][]cs.ID, l, k []int) (*Property, error) {
 		return nil, fmt.Errorf("property: no processes: need n >= 1")
 	}
 	if len(l) != n || len(k) != n {
-		return nil, fmt.Errorf("property: %d neighbour lists but %d lower and %d upper bounds: need one of each per process", n, len(l), len(k))
+		return nil, fmt.Errorf("property: %d neighbor lists but %d lower and %d upper bounds: need one of each per process", n, len(l), len(k))
 	}
 	bounds := make([]Bound, n)
 	for i, ns := range neighbors {
@@ -137,11 +137,11 @@ func Local(neighbors [][]cs.ID, l, k []int) (*Property, error) {
 		for j, id := range ms {
 			switch {
 			case id < 1 || int(id) > n:
-				return nil, fmt.Errorf("property: P%d has neighbour %d: ids run from 1 to n = %d", self, id, n)
+				return nil, fmt.Errorf("property: P%d has neighbor %d: ids run from 1 to n = %d", self, id, n)
 			case j > 0 && ms[j-1] == id && id == self:
-				return nil, fmt.Errorf("property: P%d lists itself as a neighbour (a self-loop)", self)
+				return nil, fmt.Errorf("property: P%d lists itself as a neighbor (a self-loop)", self)
 			case j > 0 && ms[j-1] == id:
-				return nil, fmt.Errorf("property: P%d lists neighbour P%d twice", self, id)
+				return nil, fmt.Errorf("property: P%d lists neighbor P%d twice", self, id)
 			}
 		}
 		bounds[i] = Bound{Name: fmt.Sprintf("N[%d]", self), Members: ms, Lo: l[i], Hi: k[i]}
@@ -193,7 +193,7 @@ func (p *Property) Of(id cs.ID) []int32 {
 }
 
 // String describes p in one line: "0 <= #InCS <= 3 (global)" or
-// "local bounds on 36 neighbourhoods".
+// "local bounds on 36 neighborhoods".
 func (p *Property) String() string {
 	if p.guard != nil {
 		return p.guard.String()
@@ -356,7 +356,7 @@ type Change struct {
 // Blocks judges one request alone, so counting the requests it does not
 // block overcounts whenever they compete for the same slack: with l = 1
 // on complete:8 and two processes InCS, each exit alone keeps the bound,
-// but not both (docs/local-lk-cs.md). Completable counts them together:
+// but not both (docs/design/lmutin-fix.md). Completable counts them together:
 // it returns one of the two. It returns a change iff Blocks passes some
 // request alone (its first pass takes it); the set is maximal (no change
 // left out could be added at the end), not necessarily the largest, so

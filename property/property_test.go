@@ -13,7 +13,7 @@ type set []bool
 
 func (s set) InCS(id cs.ID) bool { return s[id] }
 
-// ring returns the neighbour lists of a ring of n processes.
+// ring returns the neighbor lists of a ring of n processes.
 func ring(n int) [][]cs.ID {
 	ns := make([][]cs.ID, n)
 	for i := range ns {
@@ -95,7 +95,7 @@ func TestBadInput(t *testing.T) {
 		l, k      []int
 		want      string
 	}{
-		{[][]cs.ID{{2}, {1, 1}}, []int{0, 0}, []int{1, 1}, "P2 lists neighbour P1 twice"},
+		{[][]cs.ID{{2}, {1, 1}}, []int{0, 0}, []int{1, 1}, "P2 lists neighbor P1 twice"},
 		{[][]cs.ID{{1}, {1}}, []int{0, 0}, []int{1, 1}, "P1 lists itself"},
 		{[][]cs.ID{{3}, {1}}, []int{0, 0}, []int{1, 1}, "ids run from 1 to n = 2"},
 		{[][]cs.ID{{2}, {1}}, []int{0, 0}, []int{1, 3}, "need 0 <= lo <= hi <= 2"},
@@ -164,7 +164,7 @@ func TestCompletable(t *testing.T) {
 		reqs []Change
 		want []Change
 	}{
-		// Every neighbourhood is all 8 processes, at 2 InCS with l = 1:
+		// Every neighborhood is all 8 processes, at 2 InCS with l = 1:
 		// one of the two exits, the first in order, not both.
 		{"local complete:8, two exits", local, two, []Change{exit(7), exit(6)}, []Change{exit(7)}},
 		{"global 1..8, two exits", g81, two, []Change{exit(6), exit(7)}, []Change{exit(6)}},

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/detector"
@@ -155,6 +158,31 @@ type Config struct {
 type Crash struct {
 	At   float64
 	Node cs.ID
+}
+
+// RandomCrashes draws count distinct processes of 1..n (count in 0..n)
+// crashing at times uniform in from..to, from seed alone (a generator of
+// its own, so a schedule does not depend on the run's other draws), in
+// the order of SortCrashes.
+func RandomCrashes(n, count int, from, to float64, seed uint64) []Crash {
+	r := rand.New(rand.NewPCG(seed, 0xc7a5))
+	nodes := r.Perm(n)[:count]
+	out := make([]Crash, count)
+	for i, j := range nodes {
+		out[i] = Crash{At: from + (to-from)*r.Float64(), Node: cs.ID(j + 1)}
+	}
+	SortCrashes(out)
+	return out
+}
+
+// SortCrashes sorts crashes by time, then process id.
+func SortCrashes(cr []Crash) {
+	slices.SortFunc(cr, func(a, b Crash) int {
+		if c := cmp.Compare(a.At, b.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Node, b.Node)
+	})
 }
 
 // Progress is a snapshot of a run in progress.

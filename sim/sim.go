@@ -24,9 +24,13 @@
 // its trace byte for byte.
 //
 // The safety property (Config.Property: the global bounds lo <= #InCS <= hi,
-// or every neighbourhood's) is checked after every event (at every reported
-// state change and crash) with an incremental property.Tracker, together
-// with the invocation
+// or every neighborhood's) is checked after every event (at every reported
+// state change and crash) with an incremental property.Tracker; a property
+// with an exit guard (property.FaultTolerantGlobal) is also checked after
+// every completed exit (S2 of docs/ft-global-lk-cs.md, with the detector
+// plan's outputs as the reports and the crashes as they happen), and the
+// run measures the deficit each crash leaves and how long it lasts
+// (Result.CrashStats). Together with this, the run checks the invocation
 // convention seen from the caller: a machine may not refuse a call the
 // workload makes under the convention, return an error for a message, or
 // report a state change that does not match its State(). The first
@@ -98,7 +102,7 @@ const (
 	StopEntries   = "entries"   // Config.Entries entries completed
 	StopMaxTime   = "max-time"  // Config.MaxTime reached
 	StopViolation = "violation" // Result.Violation is set
-	StopIdle      = "idle"      // no event left and nothing pending (every process crashed)
+	StopIdle      = "idle"      // no event left and nothing pending (every process crashed), or only exits an exit guard requires to wait
 	StopMemory    = "memory"    // the heap reached Config.MaxHeap: the run is incomplete
 )
 
@@ -133,7 +137,7 @@ type Result struct {
 	// with no event left, Unheld counts the pending
 	// requests that no bound holds, taken together: how many of them
 	// could complete one after another, oldest request first, each
-	// keeping every neighbourhood within its bounds, with no other process
+	// keeping every neighborhood within its bounds, with no other process
 	// changing state (property.Tracker.Completable). Requests that compete
 	// for the same slack count once: two exits with room for one count 1.
 	// For a global problem a drain with Unheld > 0 ends in a deadlock
@@ -151,6 +155,15 @@ type Result struct {
 	// (c+1)-th crash happened, in the order of the crashes: Entries minus
 	// its last element is the number of entries after the last crash.
 	EntriesAtCrash []int64
+	// CrashStats describes every crash, in order, when the property has an
+	// exit guard (property.CrashBounds); nil otherwise.
+	CrashStats []CrashStat
+	// DeficitExits counts the exits after which the configuration had a
+	// deficit (under an exit guard): S2 lets an exit count a crash its
+	// exiter has not been told of, so a crash that left no deficit can
+	// still lead to one, which CrashStats, measured from the crash, does
+	// not see.
+	DeficitExits int64
 	// Events is the number of events taken from the queue; EndTime the
 	// simulated time at the end.
 	Events  int64
@@ -180,6 +193,26 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// CrashStat is what a run measured of one crash under an exit guard
+// (docs/ft-global-lk-cs.md, R).
+type CrashStat struct {
+	// Node crashed at time At; InCS reports whether it was InCS then.
+	Node cs.ID
+	At   float64
+	InCS bool
+	// Deficit is property.CrashBounds.Deficit just after the crash:
+	// how many live processes InCS the configuration lacks to reach
+	// min(l, live).
+	Deficit int
+	// Recovered reports whether, for a crash of a process InCS, a
+	// configuration without a deficit came after it (or the crash left
+	// none), and Recovery is the time from the crash to the first such
+	// configuration (0 when the crash left no deficit). A crash of a
+	// process OutCS creates no deficit and has neither.
+	Recovered bool
+	Recovery  float64
 }
 
 // Violation is the first failed check of a run.
@@ -251,12 +284,18 @@ type engine struct {
 	clock float64
 	cur   int32
 	// what is being handled, for violation reports
-	curKind    uint8
-	curFrom    int32
-	curMsg     cs.Message
-	curOp      cs.Op
-	inCS       int // live processes InCS, for the statistics
-	safety     *property.Tracker
+	curKind uint8
+	curFrom int32
+	curMsg  cs.Message
+	curOp   cs.Op
+	inCS    int // live processes InCS, for the statistics
+	safety  *property.Tracker
+	// guard is the property's exit guard (nil without one), reports what
+	// the detector modules have reported, and open the indices of the
+	// crashes in res.CrashStats whose deficit has not closed yet.
+	guard      *property.CrashBounds
+	reports    *detector.Reports
+	open       []int
 	fences     *property.Fences // Config.Fencing, else nil
 	overMemory bool             // the heap passed Config.MaxHeap (checked every 2^12 messages sent)
 	eff        cs.Effects
@@ -274,7 +313,8 @@ type engine struct {
 	// time the workload stopped, and stopEvents, stopEntries and stopState
 	// the events, the CS entries and the time of the last state change by
 	// then; lastState is the time of the last state change and delivered
-	// the messages delivered by then (a livelock delivers more after it);
+	// the messages delivered by then (a livelock delivers more after it,
+	// until lastDeliver);
 	// starve is the starvation bound once known.
 	stopAt      float64
 	stopEvents  int64
@@ -282,6 +322,7 @@ type engine struct {
 	stopState   float64
 	lastState   float64
 	delivered   int64
+	lastDeliver float64 // the time of the last message delivered
 	starve      float64
 	cutQuiet    float64 // the drain's time limit, when it cut the drain
 	entryW      hist
@@ -297,7 +338,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	e := newEngine(&cfg)
 	e.loop()
-	e.judge()
+	e.verdicts()
 	if v := e.res.Violation; v != nil && e.tw != nil && claimable(v.Kind) {
 		// The header went out before the run: the trace ends with what it
 		// demonstrates, for trace check to confirm.
@@ -333,9 +374,18 @@ func newEngine(cfg *Config) *engine {
 	}
 	e.res.MinInCS, e.res.MaxInCS = e.inCS, e.inCS
 	var f *property.Failure
+	if e.guard = cfg.Property.ExitGuard(); e.guard != nil {
+		e.reports = detector.NewReports(cfg.detector())
+	}
 	if e.safety, f = property.NewTracker(cfg.Property, e); f != nil {
 		e.fail(KindBounds, "the initial configuration breaks the property: "+f.Error())
 		return e
+	}
+	if e.guard != nil {
+		if f := e.guard.Initial(e); f != nil {
+			e.fail(KindBounds, "the initial configuration breaks the property: "+f.Error())
+			return e
+		}
 	}
 	if cfg.Fencing {
 		_, k := cfg.Property.GlobalBounds()
@@ -454,6 +504,13 @@ func (e *engine) loop() {
 				continue
 			}
 			trust := ev.kind == evTrust
+			switch {
+			case e.reports == nil:
+			case trust:
+				e.reports.Trust(cs.ID(ev.node), cs.ID(ev.from))
+			default:
+				e.reports.Suspect(cs.ID(ev.node), cs.ID(ev.from))
+			}
 			if e.tw != nil && trust {
 				e.tw.Trust(e.now, cs.ID(ev.node), cs.ID(ev.from))
 			} else if e.tw != nil {
@@ -481,13 +538,18 @@ func (e *engine) loop() {
 	// the local paper's liveness (Kamei and Kakugawa 2017, Definition 1,
 	// Lemma 2) assumes that every OutCS process eventually enters again,
 	// and l_i-LMUTIN can leave an exit that no bound holds waiting for
-	// such an entry (docs/local-lk-cs.md, "Exits that no bound holds").
+	// such an entry (docs/design/lmutin-fix.md, "Exits that no bound holds
+	// after a drain").
+	// Under an exit guard, an exit pending while at most l processes are
+	// live waits as the specification requires (docs/ft-global-lk-cs.md,
+	// I3), with or without a drain.
+	judge, blocked := e.judge(), e.exitsBlocked()
 	for id := 1; id <= e.n; id++ {
 		nd := &e.nodes[id]
-		if nd.crashed || nd.pending == cs.None {
+		if nd.crashed || nd.pending == cs.None || blocked && nd.pending == cs.Exit {
 			continue
 		}
-		if e.stopping && (!e.cfg.Property.IsGlobal() || e.safety.Blocks(cs.ID(id), nd.pending == cs.Entry)) {
+		if e.stopping && (!e.cfg.Property.IsGlobal() || judge.Blocks(cs.ID(id), nd.pending == cs.Entry)) {
 			continue
 		}
 		e.curKind = 0
@@ -572,6 +634,7 @@ func (e *engine) runHead(id int32) {
 	case j.msg != nil:
 		e.curKind = evArrive
 		e.res.Delivered++
+		e.lastDeliver = e.now
 		if e.tw != nil {
 			e.tw.Recv(e.now, cs.ID(id), cs.ID(j.from), j.msg.Kind())
 		}
@@ -722,6 +785,18 @@ func (e *engine) changed(s cs.State) {
 	if !e.checkBounds(id, s == cs.InCS) {
 		return
 	}
+	if e.guard != nil && s == cs.OutCS {
+		if f := e.guard.AfterExit(cs.ID(id), e); f != nil {
+			e.fail(KindBounds, f.Error())
+			return
+		}
+		if e.guard.Deficit(e) > 0 {
+			e.res.DeficitExits++
+		}
+	}
+	if s == cs.InCS {
+		e.recovered()
+	}
 	if e.fences != nil {
 		var f *property.FenceFailure
 		if s == cs.InCS {
@@ -766,7 +841,68 @@ func (e *engine) crash(id int32) {
 			return
 		}
 	}
+	if e.guard != nil {
+		st := CrashStat{Node: cs.ID(id), At: e.now, InCS: nd.state == cs.InCS, Deficit: e.guard.Deficit(e)}
+		e.res.CrashStats = append(e.res.CrashStats, st)
+		if st.InCS {
+			e.open = append(e.open, len(e.res.CrashStats)-1)
+		}
+		// A crash can also close a deficit: min(l, live) falls with live.
+		e.recovered()
+	}
 }
+
+// recovered closes the recovery of every crash still open when the
+// configuration has no deficit: entries and crashes can end one, exits
+// cannot.
+func (e *engine) recovered() {
+	if len(e.open) == 0 || e.guard.Deficit(e) > 0 {
+		return
+	}
+	for _, i := range e.open {
+		st := &e.res.CrashStats[i]
+		st.Recovered, st.Recovery = true, e.now-st.At
+	}
+	e.open = e.open[:0]
+}
+
+// exitsBlocked reports whether the property has an exit guard and at most
+// l processes are live: every pending exit then waits as the
+// specification requires (property.CrashBounds.ExitsBlocked), and is
+// neither stuck nor starved.
+func (e *engine) exitsBlocked() bool { return e.guard != nil && e.guard.ExitsBlocked(e) }
+
+// judge returns the tracker that says which pending requests a bound holds
+// at the end of a drain: the property's own, or under an exit guard the
+// global bounds l..k, which is S2 once every crash is reported (the
+// detector plan has run out). A crash a trusting module never reported
+// (one before its first trust) would let S2 allow an exit that these
+// bounds hold: the judgement errs towards holding.
+func (e *engine) judge() *property.Tracker {
+	if e.guard == nil {
+		return e.safety
+	}
+	p, err := property.Global(e.n, e.guard.L(), e.guard.K())
+	if err != nil {
+		return e.safety // cannot happen: the guard's bounds are valid
+	}
+	t, _ := property.NewTracker(p, e)
+	return t
+}
+
+// Crashed implements property.CrashView: id has crashed.
+func (e *engine) Crashed(id cs.ID) bool { return e.nodes[id].crashed }
+
+// CrashedInCS implements property.CrashView: id crashed while InCS (its
+// state is frozen at the crash).
+func (e *engine) CrashedInCS(id cs.ID) bool {
+	nd := &e.nodes[id]
+	return nd.crashed && nd.state == cs.InCS
+}
+
+// Reported implements property.CrashView: i's detector module has
+// reported j's crash (detector.Reports on the plan's outputs so far).
+func (e *engine) Reported(i, j cs.ID) bool { return e.reports.Reported(i, j) }
 
 func (e *engine) countQueuedMessages(nd *node) int64 {
 	var c int64
@@ -892,7 +1028,7 @@ func (e *engine) finish() *Result {
 		}
 	}
 	if r.Drained || quiet {
-		r.Unheld = len(e.safety.Completable(e.oldestFirst(pending)))
+		r.Unheld = len(e.judge().Completable(e.oldestFirst(pending)))
 	}
 	r.EntryWait, r.ExitWait = e.entryW.waits(), e.exitW.waits()
 	return r

@@ -33,8 +33,15 @@ func raymondMachines(t testing.TB, n, k int) []cs.Machine {
 // traced runs cfg with a trace and returns the result and the trace bytes.
 func traced(t *testing.T, cfg sim.Config) (*sim.Result, []byte) {
 	t.Helper()
+	return tracedWith(t, cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: len(cfg.Machines)})
+}
+
+// tracedWith runs cfg with a trace whose header starts as h and returns
+// the result and the trace bytes.
+func tracedWith(t *testing.T, cfg sim.Config, h trace.Header) (*sim.Result, []byte) {
+	t.Helper()
 	var buf bytes.Buffer
-	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, trace.Header{Alg: "test", N: len(cfg.Machines), K: len(cfg.Machines)}))
+	cfg.Trace = trace.NewWriter(&buf, sim.TraceHeader(cfg, h))
 	res, err := sim.Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +489,7 @@ func v0(res *sim.Result) string {
 // TestRegistry simulates every registered algorithm briefly under load:
 // its own bounds must hold after every event. The "-paper" variants, as
 // published, may deadlock (docs/global-lk-cs.md) or, for the local ones,
-// take an undefined step (docs/local-lk-cs.md); those are the only
+// take an undefined step (docs/design/lmutin-fix.md); those are the only
 // violations allowed for them.
 func TestRegistry(t *testing.T) {
 	const n = 6
@@ -565,10 +572,11 @@ func TestMaxHeap(t *testing.T) {
 // no bound holds, taken together. For the global problem it is 0 whenever
 // the run ends without a violation (the exits left are held by l). l_i-LMUTIN
 // with l = 1 on complete:8 ends this run with two processes InCS, both
-// waiting to exit (docs/local-lk-cs.md, "Exits that no bound holds"). Every
-// neighbourhood is all 8 processes, so of the two exits one could complete
-// and leave 1 = l InCS, and not both: Unheld is min(pending exits, #InCS - l)
-// = 1, where counting each request alone gave 2.
+// waiting to exit (docs/design/lmutin-fix.md, "Exits that no bound holds
+// after a drain"). Every neighborhood is all 8 processes, so of the two
+// exits one could complete and leave 1 = l InCS, and not both: Unheld is
+// min(pending exits, #InCS - l) = 1, where counting each request alone gave
+// 2.
 func TestUnheld(t *testing.T) {
 	run := func(spec alg.Spec) (*sim.Result, []cs.Machine) {
 		pr, ms, err := alg.Build(spec)

@@ -86,12 +86,12 @@ func (e *engine) drainCut() bool {
 	return false
 }
 
-// judge gives the verdicts of the end of a run that no check stopped:
+// verdicts gives the verdicts of the end of a run that no check stopped:
 // a starvation, observed up to the stop of the workload (a drain makes no
 // new entries, so the exits it leaves waiting are not starved), then a
 // livelock at the end, then a cut drain, which leaves the run
 // incomplete.
-func (e *engine) judge() {
+func (e *engine) verdicts() {
 	if e.res.Violation != nil || e.res.Stop == StopMemory {
 		return
 	}
@@ -118,8 +118,10 @@ func (e *engine) starved() bool {
 	if e.stopping {
 		end, last, entries = e.stopAt, e.stopState, e.stopEntries
 	}
-	b := e.starve
-	oldest, count := e.oldestPending(func(nd *node) bool { return nd.reqTime+b < end && last > nd.reqTime+b })
+	b, blocked := e.starve, e.exitsBlocked()
+	oldest, count := e.oldestPending(func(nd *node) bool {
+		return nd.reqTime+b < end && last > nd.reqTime+b && !(blocked && nd.pending == cs.Exit)
+	})
 	if count == 0 {
 		return false
 	}
@@ -134,19 +136,25 @@ func (e *engine) starved() bool {
 }
 
 // livelocked reports a livelock: requests of live processes pending at the
-// end, no state change for at least the starvation bound (or the drain's
-// time limit, when that cut it), and messages delivered meanwhile.
+// end, and messages delivered with no state change for at least the
+// starvation bound (or the drain's time limit, when that cut it). When the
+// drain was not cut, the quiet time runs to the last delivery, not to the
+// end: events that change nothing (the Entry timers a drain leaves) can
+// come long after the messages stopped, which is no livelock.
 func (e *engine) livelocked() bool {
 	quiet := e.now - e.lastState
 	limit := e.starve
 	if e.cutQuiet > 0 {
 		limit = e.cutQuiet
+	} else {
+		quiet = e.lastDeliver - e.lastState
 	}
 	delivered := e.res.Delivered - e.delivered
 	if quiet < limit || delivered == 0 {
 		return false
 	}
-	oldest, count := e.oldestPending(func(*node) bool { return true })
+	blocked := e.exitsBlocked()
+	oldest, count := e.oldestPending(func(nd *node) bool { return !(blocked && nd.pending == cs.Exit) })
 	if count == 0 {
 		return false
 	}

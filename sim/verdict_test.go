@@ -114,7 +114,7 @@ func TestStarvation(t *testing.T) {
 }
 
 // TestStarvationWithoutCrash: LKCS on random:60:0.15:7 with (0, 3) starves
-// the 33 processes two or more hops from its leader (docs/local-lk-cs.md)
+// the 33 processes two or more hops from its leader (docs/design/lkcs-fix.md)
 // while the others make 3000 entries: those 33 requests wait longer than
 // the bound at the stop; the drain then ends with no event left, but the
 // verdict is the starvation seen up to the stop.

@@ -13,7 +13,7 @@ import (
 
 // Bounds are the bounds of the generalized local (l_i,k_i)-CS problem
 // (Definition 1): at least L[i-1] = l_i and at most K[i-1] = k_i of P_i and
-// its neighbours N_i are InCS, with 0 <= l_i < k_i <= |N_i|+1.
+// its neighbors N_i are InCS, with 0 <= l_i < k_i <= |N_i|+1.
 type Bounds struct {
 	L, K []int
 	// Lines[i-1] is the line of the bounds file that gave P_i's bounds;
@@ -61,7 +61,7 @@ func (b Bounds) At(i cs.ID, err error) error {
 	return fmt.Errorf("bounds file %s: line %d: %w", b.File, b.Lines[i-1], err)
 }
 
-// Uniform gives every process the bounds l and k. Where the neighbourhood
+// Uniform gives every process the bounds l and k. Where the neighborhood
 // is too small (|N_i|+1 < k), it refuses, naming the first such process,
 // unless clamp is set: then k_i = |N_i|+1 there and l_i = min(l, k_i-1),
 // and every other bound is checked as usual.
@@ -73,11 +73,11 @@ func Uniform(g *Graph, l, k int, clamp bool) (Bounds, error) {
 }
 
 // UniformFunc gives every process l_i = l and k_i = k(|N_i|+1), for
-// algorithms whose upper bound depends on the neighbourhood's size
+// algorithms whose upper bound depends on the neighborhood's size
 // (l_i-LMUTIN's k_i = |N_i|+1). With clamp, each k_i is lowered to
 // |N_i|+1 and then each l_i to k_i-1 where they exceed them; the caller
 // refuses l >= k beforehand if that is a mistake rather than a small
-// neighbourhood.
+// neighborhood.
 func UniformFunc(g *Graph, l int, k func(size int) int, clamp bool) (Bounds, error) {
 	b := Bounds{L: make([]int, g.N()), K: make([]int, g.N())}
 	for i := range b.L {

@@ -76,7 +76,7 @@ func Read(r io.Reader, name string) (*Graph, error) {
 			e[i] = cs.ID(v)
 		}
 		if e[0] == e[1] {
-			return nil, fmt.Errorf("line %d: %d %d is a self-loop: a process is not its own neighbour", line, e[0], e[1])
+			return nil, fmt.Errorf("line %d: %d %d is a self-loop: a process is not its own neighbor", line, e[0], e[1])
 		}
 		key := Edge{min(e[0], e[1]), max(e[0], e[1])}
 		if at, dup := firstAt[key]; dup {

@@ -18,7 +18,7 @@ import (
 // depth-first search over the processes in breadth-first order from P1,
 // trying OutCS before InCS, with forward checking (a bound that can no
 // longer be met cuts the branch) and propagation (a bound at its limit
-// fixes the undecided members of its neighbourhood). The result therefore
+// fixes the undecided members of its neighborhood). The result therefore
 // has few processes InCS: none when every l_i = 0, and with only lower
 // bounds (k_i = |N_i|+1) a minimal set, found without backtracking. With
 // both kinds of bound the problem is NP-complete in general (it contains
@@ -92,7 +92,7 @@ func newSearch(g *Graph, b Bounds) *search {
 func (s *search) closed(i cs.ID) []cs.ID { return Closed(i, s.g.Neighbors(i)) }
 
 // Closed returns N_i ∪ {P_i} in increasing order, for process i with
-// neighbours ns.
+// neighbors ns.
 func Closed(i cs.ID, ns []cs.ID) []cs.ID {
 	c := append([]cs.ID{i}, ns...)
 	slices.Sort(c)
@@ -108,7 +108,7 @@ func Open(i cs.ID, closed []cs.ID) []cs.ID {
 // CheckInitial returns nil if the configuration in which the processes
 // initial are InCS is safe for the bounds l and k on the graph lists
 // (lists[i-1] = N_i), and otherwise an error naming the first
-// neighbourhood whose bound it breaks. Ids must be in 1..n.
+// neighborhood whose bound it breaks. Ids must be in 1..n.
 func CheckInitial(lists [][]cs.ID, l, k []int, initial []cs.ID) error {
 	prop, err := property.Local(lists, l, k)
 	if err != nil {

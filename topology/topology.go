@@ -3,7 +3,7 @@
 // asynchronous message-passing distributed algorithm for the generalized
 // local critical section problem" (Algorithms 10(2):38, 2017), section 2.1:
 // an undirected graph G = (V, E) of n processes with FIFO links, where N_i
-// is the set of P_i's neighbours. It also holds what the problem adds per
+// is the set of P_i's neighbors. It also holds what the problem adds per
 // process (section 2.2, Definition 1): the bounds l_i and k_i with
 // 0 <= l_i < k_i <= |N_i|+1 (Bounds), and a safe initial configuration
 // (SafeInitial), which the paper assumes and does not construct except in
@@ -15,7 +15,7 @@
 //	path:N       the path P1-P2-...-PN, N >= 2
 //	star:N       the centre P1 and N-1 leaves P2..PN, N >= 2
 //	wheel:N      the hub P1 joined to the cycle P2-...-PN-P2, N >= 4
-//	grid:RxC     R rows of C processes, row-major ids, 4-neighbour links
+//	grid:RxC     R rows of C processes, row-major ids, 4-neighbor links
 //	torus:RxC    the grid with wrap-around links, R, C >= 3
 //	complete:N   every pair linked, N >= 2
 //	random:N:P:SEED  G(N, P): each pair linked with probability P, drawn
@@ -80,7 +80,7 @@ func New(name string, n int, edges []Edge) (*Graph, error) {
 			}
 		}
 		if a == b {
-			return nil, fmt.Errorf("edge %d-%d is a self-loop: a process is not its own neighbour", a, b)
+			return nil, fmt.Errorf("edge %d-%d is a self-loop: a process is not its own neighbor", a, b)
 		}
 		g.adj[a-1] = append(g.adj[a-1], b)
 		g.adj[b-1] = append(g.adj[b-1], a)
@@ -99,7 +99,7 @@ func New(name string, n int, edges []Edge) (*Graph, error) {
 	return g, nil
 }
 
-// FromLists rebuilds a graph from its neighbour lists (lists[i-1] = N_i,
+// FromLists rebuilds a graph from its neighbor lists (lists[i-1] = N_i,
 // the form Lists returns and cs.Params carries), checking it as New does
 // and that every link is listed at both ends.
 func FromLists(name string, lists [][]cs.ID) (*Graph, error) {
@@ -108,10 +108,10 @@ func FromLists(name string, lists [][]cs.ID) (*Graph, error) {
 		a := cs.ID(i + 1)
 		for _, b := range ns {
 			if b == a {
-				return nil, fmt.Errorf("P%d lists itself as a neighbour (a self-loop)", a)
+				return nil, fmt.Errorf("P%d lists itself as a neighbor (a self-loop)", a)
 			}
 			if b < 1 || int(b) > len(lists) || !slices.Contains(lists[b-1], a) {
-				return nil, fmt.Errorf("P%d lists P%d as a neighbour, but not the other way round", a, b)
+				return nil, fmt.Errorf("P%d lists P%d as a neighbor, but not the other way round", a, b)
 			}
 			if a < b {
 				es = append(es, Edge{a, b})

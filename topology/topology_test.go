@@ -57,7 +57,7 @@ func TestGenerators(t *testing.T) {
 }
 
 // checkGraph checks the invariants of a built graph: sorted, symmetric
-// neighbour lists without self-loops or repeats, the edge count, and
+// neighbor lists without self-loops or repeats, the edge count, and
 // connectivity.
 func checkGraph(t *testing.T, name string, g *Graph) {
 	t.Helper()

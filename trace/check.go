@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/property"
 )
 
@@ -17,7 +18,7 @@ type Report struct {
 	Property *property.Property
 	// Lo and Hi are the global bounds checked: the header's "lo" and "hi",
 	// or its l and k when the header has no bounds; 0 and n for a local
-	// property, which bounds neighbourhoods instead.
+	// property, which bounds neighborhoods instead.
 	Lo, Hi int
 	// Events is the number of events after the header.
 	Events int64
@@ -121,9 +122,13 @@ func Check(r io.Reader) (*Report, error) { return CheckLimits(r, Limits{}) }
 // own:
 //
 //   - the safety property of the header (Header.Property: global bounds
-//     lo..hi, or local bounds l_i..k_i on every neighbourhood) holds in the
+//     lo..hi, or local bounds l_i..k_i on every neighborhood) holds in the
 //     initial configuration (header "initial", ids valid and distinct) and
 //     after every event; a crashed process no longer counts;
+//   - with an exit guard (Header.ExitGuard), every exit keeps S2
+//     (property.CrashBounds.AfterExit), with the reports of the trace's
+//     suspect and trust events (detector.Reports, of the class the
+//     header's "detector" parameter names, else P);
 //   - every recv is matched by an earlier send on the same link (from, to)
 //     with the same message kind, not matched before; when the header says
 //     "fifo": true, it must be the oldest unmatched send of that link;
@@ -173,7 +178,27 @@ func CheckLimits(r io.Reader, lim Limits) (*Report, error) {
 		c.rep.Events++
 		c.ev = ev
 		if !c.step(ev) {
-			return c.done(), nil
+			return c.claimAfter(tr)
+		}
+	}
+	return c.done(), nil
+}
+
+// claimAfter reads the rest of a trace after its first violation, without
+// checking it, for the verdict a runtime writes last (the simulator's): a
+// violation found there is what the verdict claims.
+func (c *checker) claimAfter(tr *Reader) (*Report, error) {
+	for c.rep.Claim == nil {
+		ev, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.rep.Events++
+		if ev.Ev == EvVerdict {
+			c.rep.Claim = &Claim{Kind: ev.Kind, Detail: ev.Detail}
 		}
 	}
 	return c.done(), nil
@@ -208,6 +233,10 @@ type checker struct {
 	sent    int64 // sends not yet matched
 	// suspects holds the pairs (i, j) where i has suspected j.
 	suspects map[[2]cs.ID]bool
+	// guard is the property's exit guard (nil without one), and reports
+	// what the detector modules have reported by the current event.
+	guard   *property.CrashBounds
+	reports *detector.Reports
 	// fences checks the fencing properties from the first entry that
 	// carries a token on (nil before; global properties only).
 	fences *property.Fences
@@ -228,6 +257,9 @@ func newChecker(h Header, p *property.Property) *checker {
 		kinds:   map[string]int32{},
 	}
 	c.rep.Entries, c.rep.Exits = make([]int64, h.N+1), make([]int64, h.N+1)
+	if c.guard = p.ExitGuard(); c.guard != nil {
+		c.reports = detector.NewReports(traceDetector(h))
+	}
 	if c.fifo {
 		c.links = map[int64]*fifo{}
 	} else {
@@ -251,8 +283,42 @@ func (c *checker) initial(ids []cs.ID) bool {
 	c.rep.MinInCS, c.rep.MaxInCS = c.inCS, c.inCS
 	t, f := property.NewTracker(c.rep.Property, c)
 	c.prop = t
-	return c.bounds(f)
+	if !c.bounds(f) {
+		return false
+	}
+	if c.guard != nil {
+		if f := c.guard.Initial(c); f != nil {
+			return c.fail(RuleBounds, f.Error())
+		}
+	}
+	return true
 }
+
+// traceDetector is the detector class the header's "detector" parameter
+// names (the simulator and the model checker write it), P when it names
+// none: then every suspicion is a report. The simulator writes a trusting
+// detector's initial suspicions at t = 0; the model checker keeps them in
+// its initial state, so each suspect event it writes follows a trust of
+// the pair, a report under either reading.
+func traceDetector(h Header) detector.Class {
+	if s, ok := h.Params["detector"].(string); ok {
+		if c, err := detector.Parse(s); err == nil {
+			return c
+		}
+	}
+	return detector.P
+}
+
+// Crashed implements property.CrashView: id has crashed.
+func (c *checker) Crashed(id cs.ID) bool { return c.valid(id) && c.crashed[id] }
+
+// CrashedInCS implements property.CrashView: id crashed while InCS (its
+// state stays what it was at the crash).
+func (c *checker) CrashedInCS(id cs.ID) bool { return c.Crashed(id) && c.state[id] == cs.InCS }
+
+// Reported implements property.CrashView: i's module has reported j's
+// crash by the current event (detector.Reports).
+func (c *checker) Reported(i, j cs.ID) bool { return c.reports.Reported(i, j) }
 
 // InCS implements property.View: id is live and InCS.
 func (c *checker) InCS(id cs.ID) bool { return c.valid(id) && !c.crashed[id] && c.state[id] == cs.InCS }
@@ -320,11 +386,17 @@ func (c *checker) step(ev Event) bool {
 			c.suspects = map[[2]cs.ID]bool{}
 		}
 		c.suspects[[2]cs.ID{ev.Node, ev.Who}] = true
+		if c.reports != nil {
+			c.reports.Suspect(ev.Node, ev.Who)
+		}
 	case EvTrust:
 		if !c.valid(ev.Who) || ev.Who == ev.Node {
 			return c.fail(RuleRun, fmt.Sprintf("P%d trusts %d: need another process id in 1..%d", ev.Node, ev.Who, c.n))
 		}
 		delete(c.suspects, [2]cs.ID{ev.Node, ev.Who})
+		if c.reports != nil {
+			c.reports.Trust(ev.Node, ev.Who)
+		}
 	}
 	return true
 }
@@ -431,6 +503,11 @@ func (c *checker) changed(ev Event) bool {
 	}
 	if !c.bounds(c.prop.Set(i, s == cs.InCS)) {
 		return false
+	}
+	if c.guard != nil && s == cs.OutCS {
+		if f := c.guard.AfterExit(i, c); f != nil {
+			return c.fail(RuleBounds, f.Error())
+		}
 	}
 	return c.fence(ev)
 }
@@ -544,9 +621,10 @@ func (c *checker) confirm(k string) (Confirmation, string) {
 	return c.confirmDeadlock()
 }
 
-// confirmDeadlock checks the end of the trace against docs/checker.md's
-// deadlock: no message in transit to a live process and every live
-// process waiting in a request, with no failure detector output left. A
+// confirmDeadlock checks the end of the trace against the model checker's
+// deadlock (docs/design/deadlock-under-a-budget.md): no message in
+// transit to a live process and every live process waiting in a request,
+// with no failure detector output left. A
 // deadlock under a budget (a pending request that no continuation
 // completes while other processes could still call) is decided by
 // searching the continuations, which a trace does not record.
@@ -555,11 +633,15 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 		return NotConfirmed, fmt.Sprintf("%d %s still in transit to live processes at the end (%s): it can be delivered, so this is not a deadlock", n, messages(n), example)
 	}
 	var waits, idle []string
+	entries := 0
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		switch {
 		case c.crashed[id]:
 		case c.pending[id] != cs.None:
 			waits = append(waits, fmt.Sprintf("P%d %s", id, c.pending[id]))
+			if c.pending[id] == cs.Entry {
+				entries++
+			}
 		default:
 			idle = append(idle, fmt.Sprintf("P%d", id))
 		}
@@ -567,8 +649,12 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 	if len(waits) == 0 {
 		return NotConfirmed, "no live process waits in a request at the end"
 	}
+	if c.guard != nil && entries == 0 && c.guard.ExitsBlocked(c) {
+		return NotConfirmed, fmt.Sprintf("at the end only exits wait (%s) and at most l = %d processes are live: the exit guard requires them to wait (docs/ft-global-lk-cs.md, I3), which is not a deadlock",
+			list(waits), c.guard.L())
+	}
 	if len(idle) > 0 {
-		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/checker.md, \"Deadlock under a budget\"), not by a trace",
+		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
 			list(waits), isAre(len(waits)), strings.Join(idle, " "))
 	}
 	if i, j, ok := c.unsuspected(); ok {

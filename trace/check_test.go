@@ -159,7 +159,7 @@ func TestCheckCrash(t *testing.T) {
 
 // local is a header of a local problem on the path P1 - P2 - P3 - P4:
 // N_2 ∪ {P2} = {P1,P2,P3} and N_3 ∪ {P3} = {P2,P3,P4} admit 1..2 InCS, the
-// ends' neighbourhoods 0..2; lo and hi are present but not used.
+// ends' neighborhoods 0..2; lo and hi are present but not used.
 const local = `{"ev":"header","alg":"lkcs","n":4,"l":0,"k":0,"seed":0,"initial":[2],"lo":0,"hi":0,"runtime":"sim","fifo":true,` +
 	`"neighbors":{"1":[2],"2":[1,3],"3":[2,4],"4":[3]},"lk":{"1":[0,2],"2":[1,2],"3":[1,2],"4":[0,2]}}`
 
@@ -167,7 +167,7 @@ func enter(node int, t float64) string {
 	return fmt.Sprintf("{\"t\":%g,\"ev\":\"request\",\"node\":%d,\"op\":\"entry\"}\n{\"t\":%g,\"ev\":\"state\",\"node\":%d,\"state\":\"InCS\"}\n", t, node, t, node)
 }
 
-// TestCheckLocal: the header's neighbourhoods are checked, a failure names
+// TestCheckLocal: the header's neighborhoods are checked, a failure names
 // the bound, and a crashed process no longer counts.
 func TestCheckLocal(t *testing.T) {
 	rep := check(t, local+"\n"+enter(4, 1)+enter(1, 2))

@@ -11,8 +11,9 @@ import (
 	"github.com/critsec/critsec/trace"
 )
 
-// fuzzSeeds are well-formed and malformed traces to start from; the
-// corpus found by fuzzing is in testdata/fuzz.
+// fuzzSeeds are well-formed and malformed traces to start from, then
+// inputs fuzzing found that reach branches the others do not (FuzzReader's
+// and FuzzCheck's, each given to both).
 var fuzzSeeds = []string{
 	hdr + okBody,
 	hdr + "\n" + `{"t":1,"ev":"crash","node":3}` + "\n" + `{"t":2,"ev":"suspect","node":1,"who":3}`,
@@ -23,6 +24,33 @@ var fuzzSeeds = []string{
 	hdr + "\n" + `{"t":1e400,"ev":"crash","node":1}`,
 	hdr + "\n" + `{"t":1,"ev":"send","node":1,"to":2,"msg":"\u0001\ud800","words":-1}`,
 	"",
+	"{\"ev\":\"header\",\"f0%c\":true,\"neighbors\":{\"\":[102],\"1\":[0,2]}}\n(0\"",
+	"{\"ev\":\"header\",\"demonstrates\":{\"\":\"\"}}\n0",
+	"{\"ev\":\"header\",\"alg\":\"0.ymond\",\"n\":3,\"ruA(fo\":true}\n{\"t\":1,\"ev\":\"crash\",\"node\":3}\n{\"t\":2,\"ev\":\"su *ect\",\"Zod(\":1,\"w7o\":3}",
+	"0",
+	"{\"ev\":\"header\",\"n\":0,\"0\":{\"8\":\"82B\"}}\n{\"ev\":\"request\",\"7\":8}",
+	"{\"ev\":\"header\",\"Bl&\":\"r9Bnd\",\"n\":0,\"+pe\":1,\"9o\":2,\"m+1\":1}\n{\"t\":1,\"ev\":\"send\",\"node\":1,\"to\":2,\"msg\":\"'\",\"words\":3}\n{\"t\":2,\"ev\":\"recv\",\"node\":2,\"from\":1,\"msg\":\"REQ8SA\"}\n{\"t\":2,\"ev\":\"send\",\"node\":2,\"to\":1,\"msg\":\"REPLY\",\"wor)s\":4}\n{\"t\":3,\"ev\":\"recv\",\"node\":1,\"from\":2,\"msg\":\"REP8Y\"}\n{\"X\":3,\"ev\":\"state\",\"non\":1,\"stateB\":0,\"state\":\"OutCS\",\"extra\":\".gn!red\"}",
+	"00",
+	"{\"ev\":\"header\",\"n\":2,\"C2\":3}\n{\"t\":2,\"ev\":\"recv\",\"node\":2,\"Y\":4}\nB1C",
+	"\"",
+	"{\"ev\":\"header\",\"n\":2,\"\":2,\"mxg\":\"REP$$\"}\n{\"t\":1,\"ev\":\"state\",\"node\":1,\"state\":\"InCS\"}\n{\"t\":4,\"ev\":\"request\",\"Ze\":1,\"op\":\"exit\"}\n{\"xe\",\"+%S!",
+	"{\"ev\":\"header\"}\n1",
+	"{\"ev\":\"header\",\"ag\":\"raymond\",\"n\":3,\"l\":0,\"\":[],\"lo\":0,\"hi\":1,\"runtime\":\"sim\",\"fifo\":true}\n{\"top\":\"ent*y\"}\n\":3}\"st\"REQUEST\",\"words\":4}\n",
+	"{\"ev\":\"header\",\"n\":4,\"initial\":[1],\"nZigh,ors\":{\"1\":[],\"2\":[],\"3\":[],\"4\":[]},\"lk\":{\"1\":[0,1],\"'\":[0,0],\"3ww\":[0,0]}}\n{\"e\":0,\")tAte\":\"InCS",
+	"{\"ev\":\"header\",\"n\":1}\n{\"ev\":\"request\"}",
+	"{\"ev\":\"header\",\"n\":1111101111111111111111110,\"i(8\":{\"7\":[1],\"B\":[2]},\"lk\":{\"1\":[1,1],\"2\":[0,1]},\"7\":9,\"2\":\"A!8$y\"}\nx",
+	"{\"ev\":\"header\",\"n\":1}\n{\"t\":0,\"ev\":\"send\",\"node\":0,\"to\":0}",
+	"{\"ev\":\"header\",\"n\":1}\n{\"t\":0,\"ev\":\"send\"}",
+	"{\"ev\":\"header\",\"Y0\":true}\n1B",
+	"{\"ev\":\"header\",\"n\":1}\n{\"ev\":\"state\"}",
+	"{\"ev\":\"header\",\"alB\":\"Xkcs\",\"n\":4,\"lize\":\"'im\",\"fif(\":true,\"neighbors\":{\"1\":[2],\"2\":[1,3],\"3\":[2,4],\"4\":[3]},\"lk\":{\"1\":[0,2],\"2\":[1,2],\"3\":[1,2],\"4\":[0,2]}}\n+\n",
+	"{\"ev\":\"header\",\"n\":1}\n{\"t\":0,\"ev\":\"send\",\"node\":0}",
+	"{\"ev\":\"header\",\"n\":3,\"l\":0,\"a\":1,\"fifo\":false,\"demonstrates\":{\"kizd\":\"d\xc8dlobk\"}}\nd\",\"node\":1,\"0%bZ\"msb}",
+	"{\"ev\":\"header\",\"n\":4,\"i(0\":{\"7\":[1],\"B\":[2]},\"lk\":{\"1\":[1,1],\"2\":[0,1]},\"7\":9,\"2\":\"A99$y\"}\nx",
+	"{\"ev\":\"header\",\"n\":3,\"l\":2,\"k\":1,\"fifo\":false,\"demes\":{\"kind\":\"deadlock\"}}\n{\"t\":1,\"ev\":\"request\",\"node\":1,\"op\":\"entry\"}\n{\"t\":1,\"ev\":\"send\",\"node\":1,\"to\":2,\"msg\":\"Q\",\"words\":2}",
+	"{\"ev\":\"header\",\"n\":4,\"initial\":[1],\"neighbors\":{\"1\":[],\"2\":[],\"3\":[],\"4\":[]},\"lk\":{\"1\":[0,1],\"2\":[0,0],\"3\":[0,0],\"4\":[0,0]}}\n{\"t\":0,\"ev\":\"state\",\"node\":0,\"stAte\":\"InCS\"}",
+	"{\"ev\":\"header\",\"n\":1}\n{\"ev\":\"crash\"}",
+	"{\"ev\":\"header\",\"n\":2,\"fo\":true}\n{\"t\":0,\"ev\":\"request\",\"node\":1,\"op\":\"entry\"}\n{\"t\":0,\"ev\":\"send\",\"node\":1,\"to\":2,\"msg\":\"REQUEST\"}\n{\"t\":0,\"Av\":\"send\",\"ev\":\"recv\",\"node\":2,\"from\":1,\"msg\":\"REQUEST\"}\nt\":0,\"to\"A0}",
 }
 
 // fuzzLimits keep each input cheap: a few hundred processes at most.

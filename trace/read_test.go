@@ -77,9 +77,9 @@ func TestCheckMalformed(t *testing.T) {
 		{"neighbors gap", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"3":[1]}`, 1), 1, `got "3"`},
 		{"neighbors value", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":"P1"}`, 1), 1, `field "neighbors.2": want a list of process ids, got "P1"`},
 		{"lk triple", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"lk":{"1":[0,1,2]}`, 1), 1, `field "lk.1": want a pair [l_i,k_i] of integers, got 3 numbers`},
-		{"local without lk", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":[1],"3":[]}`, 1), 1, "lists neighbours for 3 and bounds for 0 of the n = 3 processes"},
-		{"local fewer than n", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":[1]},"lk":{"1":[0,1],"2":[0,1]}`, 1), 1, "lists neighbours for 2 and bounds for 2 of the n = 3 processes"},
-		{"local bad neighbour", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[7],"2":[1],"3":[1]},"lk":{"1":[0,1],"2":[0,1],"3":[0,1]}`, 1), 1, "P1 has neighbour 7: ids run from 1 to n = 3"},
+		{"local without lk", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":[1],"3":[]}`, 1), 1, "lists neighbors for 3 and bounds for 0 of the n = 3 processes"},
+		{"local fewer than n", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":[1]},"lk":{"1":[0,1],"2":[0,1]}`, 1), 1, "lists neighbors for 2 and bounds for 2 of the n = 3 processes"},
+		{"local bad neighbor", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[7],"2":[1],"3":[1]},"lk":{"1":[0,1],"2":[0,1],"3":[0,1]}`, 1), 1, "P1 has neighbor 7: ids run from 1 to n = 3"},
 		{"local bad bound", strings.Replace(hdr, `"fifo":true`, `"fifo":true,"neighbors":{"1":[2],"2":[1],"3":[]},"lk":{"1":[0,1],"2":[0,1],"3":[0,2]}`, 1), 1, "bound N[3]={P3} 0..2: need 0 <= lo <= hi <= 1"},
 		// events: wrong types, NaN and Inf times, unknown kinds, missing fields
 		{"t string", ev(`{"t":"1","ev":"crash","node":1}`), 2, `field "t": want a finite number, got a string`},

@@ -85,11 +85,16 @@ type Header struct {
 	Coterie string    `json:"coterie,omitempty"`
 	Quorums [][]cs.ID `json:"quorums,omitempty"`
 	// Neighbors and LK describe a local (l_i,k_i)-CS problem: P_i's
-	// neighbours and the bounds on its neighbourhood N_i ∪ {P_i}. Both or
+	// neighbors and the bounds on its neighborhood N_i ∪ {P_i}. Both or
 	// neither; with them the property is local (Header.Property) and Lo, Hi
 	// are not used.
 	Neighbors Neighbors `json:"neighbors,omitempty"`
 	LK        LK        `json:"lk,omitempty"`
+	// ExitGuard, when not 0, is the lower bound l that every exit keeps
+	// under crash-stop failures (property.FaultTolerantGlobal: S2 of
+	// docs/ft-global-lk-cs.md); Lo is then 0 and Hi is k. With 0 the
+	// property has no exit guard (an exit guard of 0 checks nothing).
+	ExitGuard int `json:"exit_guard,omitempty"`
 	// Demonstrates is the violation the trace is said to show (a model
 	// checker's counterexample), or nil for a run that claims nothing.
 	// Check confirms it (Report.Confirmation).
@@ -100,7 +105,7 @@ type Header struct {
 }
 
 // Neighbors is the graph of a local problem: Neighbors[i-1] lists N_i, the
-// neighbours of P_i. Its JSON form is an object keyed by process id, in id
+// neighbors of P_i. Its JSON form is an object keyed by process id, in id
 // order: {"1":[2,3],"2":[1],"3":[1]}.
 type Neighbors [][]cs.ID
 
@@ -155,7 +160,7 @@ var headerFields = map[string]string{
 	"ev": "a string", "alg": "a string", "n": "an integer", "l": "an integer", "k": "an integer",
 	"seed": "an integer >= 0", "initial": "a list of process ids", "lo": "an integer", "hi": "an integer",
 	"runtime": "a string", "fifo": "true or false", "coterie": "a string", "quorums": "a list of lists of process ids",
-	"neighbors": `an object {"1":[2,3],...}`, "lk": `an object {"1":[l1,k1],...}`,
+	"neighbors": `an object {"1":[2,3],...}`, "lk": `an object {"1":[l1,k1],...}`, "exit_guard": "an integer",
 	"demonstrates": `an object {"kind":...,"detail":...}`,
 }
 
@@ -194,6 +199,7 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 		"ev": &p.Ev, "alg": &p.Alg, "n": &p.N, "l": &p.L, "k": &p.K, "seed": &p.Seed, "initial": &p.Initial,
 		"lo": &p.Lo, "hi": &p.Hi, "runtime": &p.Runtime, "fifo": &p.FIFO, "coterie": &p.Coterie,
 		"quorums": &p.Quorums, "neighbors": &p.Neighbors, "lk": &p.LK, "demonstrates": &p.Demonstrates,
+		"exit_guard": &p.ExitGuard,
 	}
 	for _, name := range slices.Sorted(maps.Keys(dst)) {
 		raw, ok := all[name]
@@ -242,6 +248,10 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 // its Lo and Hi). Property reads it back.
 func (h *Header) SetProperty(p *property.Property) {
 	h.N = p.N()
+	h.ExitGuard = 0
+	if g := p.ExitGuard(); g != nil {
+		h.ExitGuard = g.L()
+	}
 	if p.IsGlobal() {
 		h.Lo, h.Hi = p.GlobalBounds()
 		h.Neighbors, h.LK = nil, nil
@@ -264,7 +274,9 @@ func (h *Header) SetProperty(p *property.Property) {
 // Property returns the safety property the run promised: with Neighbors
 // and LK the local bounds (property.Local: at least l_i and at most k_i of
 // N_i ∪ {P_i} InCS, for every process i), else the global bound
-// Lo <= #InCS <= Hi over all N processes (property.Global). It refuses a
+// Lo <= #InCS <= Hi over all N processes (property.Global), with the exit
+// guard ExitGuard when it is not 0 (property.FaultTolerantGlobal, Lo 0 and
+// Hi k). It refuses a
 // header that does not describe one (n < 1, bounds out of range, a graph
 // that does not list every process 1..n). A global property takes memory
 // in proportion to N: on untrusted input, bound N first (Check does, with
@@ -275,13 +287,21 @@ func (h *Header) Property() (*property.Property, error) {
 		return nil, fmt.Errorf("n = %d: need n >= 1", h.N)
 	case h.N > MaxID:
 		return nil, fmt.Errorf("n = %d: process ids are 32-bit, need n <= %d", h.N, MaxID)
+	case h.ExitGuard != 0 && (len(h.Neighbors) != 0 || len(h.LK) != 0 || h.Lo != 0):
+		return nil, fmt.Errorf("exit_guard %d with bounds lo = %d or a local problem: an exit guard goes with the global bounds lo..hi = 0..k", h.ExitGuard, h.Lo)
+	case h.ExitGuard != 0:
+		p, err := property.FaultTolerantGlobal(h.N, h.ExitGuard, h.Hi)
+		if err != nil {
+			return nil, fmt.Errorf("exit_guard %d with hi %d: %s", h.ExitGuard, h.Hi, strings.TrimPrefix(err.Error(), "property: "))
+		}
+		return p, nil
 	case len(h.Neighbors) == 0 && len(h.LK) == 0:
 		if h.Lo < 0 || h.Lo > h.Hi || h.Hi > h.N {
 			return nil, fmt.Errorf("bounds lo..hi = %d..%d: need 0 <= lo <= hi <= n = %d", h.Lo, h.Hi, h.N)
 		}
 		return property.Global(h.N, h.Lo, h.Hi)
 	case len(h.Neighbors) != h.N || len(h.LK) != h.N:
-		return nil, fmt.Errorf("a local problem lists neighbours for %d and bounds for %d of the n = %d processes: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
+		return nil, fmt.Errorf("a local problem lists neighbors for %d and bounds for %d of the n = %d processes: need both, for every process 1..n", len(h.Neighbors), len(h.LK), h.N)
 	}
 	l, k := make([]int, h.N), make([]int, h.N)
 	for i, b := range h.LK {

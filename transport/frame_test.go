@@ -21,6 +21,16 @@ func FuzzFrame(f *testing.F) {
 	f.Add(appendFrame(nil, frameRefuse, []byte("configuration field k differs")))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
 	f.Add([]byte{0, 0, 0, 0})
+	// Inputs fuzzing found that reach branches the seeds above do not.
+	for _, s := range []string{
+		"\x00\x00\x000",
+		"\x00\x00\x00\x02\x0100000",
+		"\x00\x00\x00\x01\x010",
+		"\x00\x00\x00\x02\x040\x00\x00\x00\a\x05000000",
+		"\x00\x00\x00\x19\x01\x0100A00000000000000000000",
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const limit = 4096
 		r := bufio.NewReader(bytes.NewReader(b))

@@ -178,7 +178,7 @@ func TestBrowser(t *testing.T) {
 }
 
 // TestBrowserLocal: the page of a local problem offers every drawn
-// process's neighbourhood, and draws the chosen one's l_i and k_i.
+// process's neighborhood, and draws the chosen one's l_i and k_i.
 func TestBrowserLocal(t *testing.T) {
 	ctx := browser(t)
 	url := writePage(t, t.ArtifactDir(), "testdata/local.jsonl")
@@ -186,7 +186,7 @@ func TestBrowserLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := count(ctx, t, "#hood option"); n != 5 {
-		t.Errorf("%d choices of neighbourhood, want all processes and N1..N4", n)
+		t.Errorf("%d choices of neighborhood, want all processes and N1..N4", n)
 	}
 	// testdata/local.jsonl: l_4 = 1, k_4 = 2; N4 ∪ {P4} = {P3, P4}.
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("hood"); s.value = "4"; s.dispatchEvent(new Event("change")); })()`)); err != nil {

@@ -90,7 +90,7 @@ type Data struct {
 	First     int64 `json:"first"`
 	Truncated bool  `json:"truncated"`
 	// StartInCS lists the processes InCS (and live) when the window
-	// starts, among those drawn and (local problems) their neighbours.
+	// starts, among those drawn and (local problems) their neighbors.
 	StartInCS []cs.ID `json:"startInCS"`
 	// StartCrashed lists those crashed before the window.
 	StartCrashed []cs.ID `json:"startCrashed"`
@@ -127,7 +127,7 @@ type headerInfo struct {
 	Seed    uint64 `json:"seed"`
 	FIFO    bool   `json:"fifo"`
 	Coterie string `json:"coterie,omitempty"`
-	// Local problems: the neighbourhoods and bounds of P1..P_Lines.
+	// Local problems: the neighborhoods and bounds of P1..P_Lines.
 	Local     bool      `json:"local"`
 	Neighbors [][]cs.ID `json:"neighbors,omitempty"`
 	LK        [][2]int  `json:"lk,omitempty"`
@@ -166,7 +166,7 @@ type builder struct {
 	tr      *property.Tracker
 	crashed []bool
 	// shown marks the processes whose state the page needs: the lines
-	// and, for a local problem, their neighbours.
+	// and, for a local problem, their neighbors.
 	shown []bool
 	kinds map[string]int32
 	inCS  int

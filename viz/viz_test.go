@@ -225,16 +225,16 @@ func mustRead(t *testing.T, r io.Reader) string {
 	return string(b)
 }
 
-// TestLinesAndNeighbours: a page draws at most Lines processes, and for a
-// local problem knows the state of their neighbours at the window start.
-func TestLinesAndNeighbours(t *testing.T) {
+// TestLinesAndNeighbors: a page draws at most Lines processes, and for a
+// local problem knows the state of their neighbors at the window start.
+func TestLinesAndNeighbors(t *testing.T) {
 	d := build(t, mustRead(t, openFile(t, "testdata/local.jsonl")), Options{Lines: 2, From: 3})
 	if d.Lines != 2 || len(d.Header.Neighbors) != 2 || len(d.Header.LK) != 2 || !d.Header.Local {
-		t.Fatalf("lines %d, neighbours %v, lk %v", d.Lines, d.Header.Neighbors, d.Header.LK)
+		t.Fatalf("lines %d, neighbors %v, lk %v", d.Lines, d.Header.Neighbors, d.Header.LK)
 	}
 	// testdata/local.jsonl: path 1-2-3-4, P3 and P4 InCS initially; P3 is
-	// P2's neighbour, so its state is carried into the window; P4 is no
-	// drawn process's neighbour.
+	// P2's neighbor, so its state is carried into the window; P4 is no
+	// drawn process's neighbor.
 	if fmt.Sprint(d.StartInCS) != "[3]" {
 		t.Errorf("InCS at the window's start: %v, want [3]", d.StartInCS)
 	}

@@ -48,7 +48,7 @@
 //     a subset of 1..K.
 //
 // Variants: Paper runs section 2 as published. It can lose a request
-// (docs/token-k-mutex.md, "A stale INFORM"; testdata/scripts/
+// (docs/design/forest-fix.md, "A stale INFORM"; testdata/scripts/
 // paper_stale_inform.txt): an INFORM that arrives after the token it
 // announces has moved on can close a cycle of pointers without a token; a
 // request that runs around it comes back to its originator, which queues
@@ -63,7 +63,7 @@
 // Count c is applied only if c > seen[t]: otherwise the receiver knows of
 // a later holder than X. The counts cost a word in INFORM and REQUEST and
 // in TOKEN plus one per token-queue entry. This is checked (model checker
-// and random schedules, docs/token-k-mutex.md), not proved.
+// and random schedules, docs/design/forest-fix.md), not proved.
 package forest
 
 import (
@@ -364,7 +364,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 			// The correction: an INFORM about a reception of token t no
 			// later than one this node knows of is stale: X no longer
 			// holds t, and pointing to X could close a cycle of pointers
-			// without the token (docs/token-k-mutex.md, "A stale INFORM").
+			// without the token (docs/design/forest-fix.md, "A stale INFORM").
 			if msg.Count <= m.seen[msg.T] {
 				return nil
 			}

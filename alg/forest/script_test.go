@@ -13,7 +13,7 @@ import (
 
 // TestScripts runs the scripts in testdata/scripts (testnet.RunScripts;
 // -rewrite rewrites their outputs). testdata/scripts/paper_stale_inform.txt
-// is the lost request of docs/token-k-mutex.md: the published variant
+// is the lost request of docs/design/forest-fix.md: the published variant
 // queues P1's request at P1 itself; on the same schedule the corrected
 // variant drops the stale INFORM and serves P1.
 func TestScripts(t *testing.T) {

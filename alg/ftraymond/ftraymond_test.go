@@ -112,7 +112,7 @@ func TestFigure1(t *testing.T) {
 // trusting detector T and up to n-1 crashes after the initialization
 // (section 5's assumption), the k bound holds among live processes and no
 // live request deadlocks, for n = 3, k = 2 (and n = 4 without -short,
-// depth-first: docs/fault-tolerance.md has the counts).
+// depth-first: docs/results.md has the counts).
 func TestCheckTrusting(t *testing.T) {
 	res := run(t, check.Config{Machines: machines(t, cs.Params{N: 3, K: 2}), Property: global(t, 3, 2), Budget: 2, Crashes: 2, Detector: check.Trusting{}, Workers: 2})
 	if res.Verdict != check.OK {

@@ -18,7 +18,7 @@
 // and Co(MUTIN(n-k)) (package kmutex), and any other l-mutual inclusion or
 // k-mutual exclusion serves. Deviations: those of the children (the
 // registry's mutin.Fixed forwards every Release to an outstanding Query; see
-// docs/global-lk-cs.md).
+// docs/design/mutin-fix.md).
 package gcs
 
 import (

@@ -117,7 +117,7 @@ func TestValidate(t *testing.T) {
 // on random schedules for n = 5, l = 2, k = 3 (the querier of lmin never
 // hears of a process whose Release reached its quorum member after another
 // Release had used up that member's single Response2; see package mutin and
-// docs/global-lk-cs.md). The Fixed variant runs the same seeds to the end.
+// docs/design/mutin-fix.md). The Fixed variant runs the same seeds to the end.
 func TestPaperDeadlocks(t *testing.T) {
 	stuck := map[mutin.Variant]int{}
 	for _, v := range []mutin.Variant{mutin.Paper, mutin.Fixed} {

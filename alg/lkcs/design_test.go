@@ -28,7 +28,7 @@ type designState struct {
 //   - a normal state change of P_p keeps every count of a bound m containing
 //     P_p within L_m..K_m, or K_m+1 (L_m-1) while m lends its one grant above
 //     the limit;
-//   - a sidetrack state change is made by the leader or a neighbour q, only
+//   - a sidetrack state change is made by the leader or a neighbor q, only
 //     while no sidetrack of that type is out, and while the other type's is
 //     out only by its holder; every member of N_q ∪ {P_q} then lends one
 //     grant (more than lkcs, which lends only where Cond fails);
@@ -57,9 +57,9 @@ func designFrozen(t *testing.T, p cs.Params, limit int, apart bool) (frozen []cs
 	if n > 64 {
 		t.Fatalf("designFrozen: n = %d > 64", n)
 	}
-	nb := make([]uint64, n) // closed neighbourhood of bound m
-	in := make([][]int, n)  // bounds whose neighbourhood holds P_p
-	nom := make([]bool, n)  // the leader and its neighbours
+	nb := make([]uint64, n) // closed neighborhood of bound m
+	in := make([][]int, n)  // bounds whose neighborhood holds P_p
+	nom := make([]bool, n)  // the leader and its neighbors
 	for m := range n {
 		nb[m] = 1 << m
 		for _, q := range p.Neighbors[m] {
@@ -185,7 +185,7 @@ var starvedRandom60 = []cs.ID{1, 2, 6, 8, 10, 11, 13, 14, 18, 19, 20, 21, 22, 24
 // TestDesignFrozen: on the bowtie, the wheels and torus:6x6 every process can move under
 // lkcs's one-sidetrack rule, and on random:60:0.15:7 (0,3) the 33 of
 // starvedRandom60 can never change state, whatever a correction bound by
-// that rule decides (docs/local-lk-cs.md, "Starvation on random graphs").
+// that rule decides (docs/design/lkcs-fix.md, "Starvation on random graphs").
 func TestDesignFrozen(t *testing.T) {
 	for _, c := range []struct {
 		spec string

@@ -37,10 +37,10 @@ type Problem struct {
 // Resolve finds the leader of p (the option "leader": a process id, or 0
 // to choose) and checks the paper's assumptions for it (section 5.1):
 // |N_LDR| >= 4, and k_q - l_q >= 3 for every P_q within two hops of the
-// leader. The paper states the second for P_LDR and its neighbours; the
+// leader. The paper states the second for P_LDR and its neighbors; the
 // macros L_q and K_q tighten the bounds of every process within two hops,
 // which is possible only with k_q - l_q >= 3 there too (otherwise L_q >= K_q
-// and P_q's neighbourhood could not change state without the sidetrack),
+// and P_q's neighborhood could not change state without the sidetrack),
 // so critsec asks it of all of them.
 //
 // The leader chosen is the process of largest degree that satisfies the
@@ -78,7 +78,7 @@ func Resolve(p cs.Params) (*Problem, error) {
 		}
 		if leader == 0 {
 			if first == nil {
-				first = fmt.Errorf("no process has %d neighbours (the largest degree is %d)", MinLeaderDegree, g.MaxDegree())
+				first = fmt.Errorf("no process has %d neighbors (the largest degree is %d)", MinLeaderDegree, g.MaxDegree())
 			}
 			return nil, assumption{fmt.Errorf("no process can be LKCS's leader, which needs |N_LDR| >= %d and k_q - l_q >= 3 within two hops (section 5.1): %w", MinLeaderDegree, first)}
 		}
@@ -98,7 +98,7 @@ func Resolve(p cs.Params) (*Problem, error) {
 // canLead checks the assumptions of section 5.1 for leader q.
 func canLead(g *topology.Graph, p cs.Params, q cs.ID) error {
 	if d := g.Degree(q); d < MinLeaderDegree {
-		return fmt.Errorf("|N_%d| = %d: the leader needs at least %d neighbours (section 5.1)", q, d, MinLeaderDegree)
+		return fmt.Errorf("|N_%d| = %d: the leader needs at least %d neighbors (section 5.1)", q, d, MinLeaderDegree)
 	}
 	for i, d := range g.Distances(q) {
 		if d <= 2 && p.Ki[i]-p.Li[i] < 3 {

@@ -2,7 +2,7 @@
 // (l_i,k_i)-CS problem of Kamei and Kakugawa, "An asynchronous
 // message-passing distributed algorithm for the generalized local critical
 // section problem" (Algorithms 10(2):38, 2017), section 5, Algorithms 3-7:
-// at least l_i and at most k_i of P_i and its neighbours N_i are InCS.
+// at least l_i and at most k_i of P_i and its neighbors N_i are InCS.
 //
 // LKCS runs l_i-LMUTIN (type MUTIN: grants to leave the CS) and
 // k_i-LMUTEX (type MUTEX: grants to enter it) side by side, with one state
@@ -10,7 +10,7 @@
 // MUTEX grants back; Entry asks for MUTEX grants, then gives its MUTIN
 // grants back. Chains of processes waiting on each other can deadlock this
 // composition, so a leader P_LDR with |N_LDR| >= 4 watches its own
-// neighbourhood: the processes within two hops of it keep one grant of
+// neighborhood: the processes within two hops of it keep one grant of
 // each type in reserve (L_i = l_i+1, K_i = k_i-1), and when the leader,
 // blocked in its own request, sees all of N_LDR ∪ {P_LDR} waiting
 // (Waiting_LDR = |N_LDR|+1), it nominates one of them (Trigger), which asks
@@ -45,7 +45,7 @@
 // the model checker finds a global deadlock on the smallest graph the
 // paper's assumptions allow (Algorithm 6 nominates no trigger when the
 // leader's grants are full). Variant Fixed, registered as lkcs, is the
-// correction (docs/local-lk-cs.md, "The correction"); it changes three
+// correction (docs/design/lkcs-fix.md, "The correction"); it changes three
 // things, each an addition beyond the paper:
 //   - Ordered acquisition with rollback, instead of preemption: a request
 //     asks the members of N_i ∪ {P_i} one at a time in id order; a member
@@ -57,11 +57,11 @@
 //     the leader. Preempt and Relinquish are not used.
 //   - One sidetrack of each type at a time (Trigger ... Done), its slack
 //     (one grant above Cond_i at each member of the nominee's
-//     neighbourhood, over) handed back by Return when that grant becomes
+//     neighborhood, over) handed back by Return when that grant becomes
 //     a normal one or is released; while one type's sidetrack is out, only
 //     its holder may get the other type's. Grants are given only within
 //     Cond_i, so the slack is the sidetrack's alone.
-//   - The leader counts as waiting the neighbours that rolled back
+//   - The leader counts as waiting the neighbors that rolled back
 //     (Blocked) and nominates the oldest request (by timestamp) among the
 //     processes it sees waiting, whenever its own request waits and
 //     Waiting_LDR = |N_LDR|+1, or its own request was told Full.
@@ -89,7 +89,7 @@ type Variant uint8
 
 const (
 	// Fixed is the corrected LKCS (see the package comment and
-	// docs/local-lk-cs.md, "The correction").
+	// docs/design/lkcs-fix.md, "The correction").
 	Fixed Variant = iota
 	// Paper is Algorithms 3-7 exactly as published (it deadlocks).
 	Paper
@@ -146,7 +146,7 @@ type Machine struct {
 	pendingReq    [2]stamp.Set
 	preemptingNow [2]stamp.Stamp // ID 0 is nil
 
-	// The corrected variant's additions (docs/local-lk-cs.md). out[at]
+	// The corrected variant's additions (docs/design/lkcs-fix.md). out[at]
 	// (leader only): the process holding the sidetrack of type at, from
 	// the Trigger until its Done (0: none). byTrigger[at]: P_i's request of
 	// type at is being completed by the sidetrack. over[at]: the process
@@ -162,7 +162,7 @@ type Machine struct {
 	// watchers told Retry, each with one grant of room promised until its
 	// Request arrives or it answers Pass. invitedBy[at]: the member whose
 	// Retry P_i's request of type at is using (0: none). rolled[at]
-	// (leader): neighbours that rolled back a request of type at and have
+	// (leader): neighbors that rolled back a request of type at and have
 	// not asked again, with the request's timestamp.
 	watchers  [2]stamp.Set
 	invited   [2]stamp.Set
@@ -251,8 +251,8 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 // Self is P_i.
 func (m *Machine) Self() cs.ID { return m.i }
 
-// Neighbours returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
-func (m *Machine) Neighbours() []cs.ID {
+// Neighbors returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
+func (m *Machine) Neighbors() []cs.ID {
 	return topology.Open(m.i, m.closed)
 }
 
@@ -306,7 +306,7 @@ func (m *Machine) start(env cs.Env, at At, ph phase) error {
 // requestNext sends the corrected variant's next Request: P_i asks the
 // members of N_i ∪ {P_i} one at a time, in increasing id order, the next
 // one once the previous one's Grant is in (ordered acquisition; see
-// docs/local-lk-cs.md).
+// docs/design/lkcs-fix.md).
 func (m *Machine) requestNext(env cs.Env, at At) {
 	if w, ok := m.waitingFor(); !ok || w != at || m.byTrigger[at] {
 		return
@@ -421,7 +421,7 @@ func (m *Machine) waiting() int {
 func (m *Machine) nominatePaper(env cs.Env) error {
 	// Algorithm 6 tests |grantedTo[MUTIN]| = |N_LDR| - L_LDR and
 	// |grantedTo[MUTEX]| = K_LDR - 1, one below the normal limits; the
-	// proof of Lemma 5 speaks of the limits themselves (docs/local-lk-cs.md).
+	// proof of Lemma 5 speaks of the limits themselves (docs/design/lkcs-fix.md).
 	var at At
 	switch {
 	case len(m.grantedTo[Mutin]) == len(m.closed)-1-m.macroL: // |N_LDR| - L_LDR
@@ -954,7 +954,7 @@ func (m *Machine) AppendState(b []byte) []byte {
 
 // ReadState sets the machine to the state AppendState wrote
 // (cs.Restorer); every process it names is at most the highest id of P_i's
-// closed neighbourhood.
+// closed neighborhood.
 func (m *Machine) ReadState(r *cs.Reader) {
 	n := int(m.closed[len(m.closed)-1])
 	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))

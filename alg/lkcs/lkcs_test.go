@@ -62,9 +62,9 @@ func TestResolve(t *testing.T) {
 		l, k, leader int
 		want         string
 	}{
-		{"ring:8", 0, 3, 0, "no process has 4 neighbours (the largest degree is 2)"},
+		{"ring:8", 0, 3, 0, "no process has 4 neighbors (the largest degree is 2)"},
 		{"wheel:7", 1, 3, 0, "P1 (degree 6) cannot: P1 is within two hops and has l_1 = 1, k_1 = 3"},
-		{"wheel:7", 0, 3, 2, "leader P2: |N_2| = 3: the leader needs at least 4 neighbours"},
+		{"wheel:7", 0, 3, 2, "leader P2: |N_2| = 3: the leader needs at least 4 neighbors"},
 		{"wheel:7", 0, 3, 9, "leader = 9: no such process"},
 		{"star:6", 0, 3, 0, "P2 is within two hops and has l_2 = 0, k_2 = 2"},
 	} {
@@ -83,13 +83,13 @@ func TestResolve(t *testing.T) {
 
 // TestPaperDeadlock: on the bowtie (two triangles sharing P1, the
 // smallest graph the assumptions allow: |N_LDR| = 4 and |N_q|+1 >= 3 for
-// the neighbours) with (l_i,k_i) = (0,3), the checker finds a global
+// the neighbors) with (l_i,k_i) = (0,3), the checker finds a global
 // deadlock within one call per process. Every process waits; the leader P1
 // sees Waiting_LDR = |N_LDR|+1 = 5 and calls TriggerNomination, but its
 // MUTIN grants are at their limit |N_LDR| - L_LDR + 1 = 4, not at
 // Algorithm 6's |N_LDR| - L_LDR = 3, and its MUTEX grants at K_LDR = 2, not
 // K_LDR - 1: neither case holds, no Trigger is sent, and the leader waits
-// for Waiting_LDR to fall, which never happens (docs/local-lk-cs.md,
+// for Waiting_LDR to fall, which never happens (docs/design/lkcs-fix.md,
 // docs/traces/lkcs-paper-deadlock.jsonl).
 func TestPaperDeadlock(t *testing.T) {
 	p, prop := params(t, "../testdata/bowtie.edges", 0, 3, 0)
@@ -173,7 +173,7 @@ func TestFixedBowtie(t *testing.T) {
 
 // runTraced simulates the corrected LKCS on spec with bounds (l,k) and a
 // drain, and returns the result, the independent trace checker's report
-// (every neighbourhood's bound after every event) and the sidetrack's
+// (every neighborhood's bound after every event) and the sidetrack's
 // counts. It fails unless every request left pending after the drain is
 // held by the bounds the algorithm works to, L_i..K_i (heldLK).
 func runTraced(t *testing.T, spec string, l, k int, seed uint64, lambda float64, entries int64) (*sim.Result, *trace.Report, lkcs.Stats) {
@@ -208,7 +208,7 @@ func runTraced(t *testing.T, spec string, l, k int, seed uint64, lambda float64,
 }
 
 // heldLK returns the processes whose request is pending although changing
-// their state alone would keep every neighbourhood within the tightened
+// their state alone would keep every neighborhood within the tightened
 // bounds L_i..K_i (lkcs.Resolve): a request that no bound of the
 // algorithm's holds, after a drain a liveness failure.
 func heldLK(t *testing.T, p cs.Params, ms []cs.Machine) []cs.ID {
@@ -307,7 +307,7 @@ func TestTorusSafeAndServed(t *testing.T) {
 // L_i..K_i would allow (runTraced); every process must enter and exit,
 // except in the runs listed in starves (which the simulator may report as
 // a starvation), where the corrected LKCS is known to starve processes two
-// hops from the leader (docs/local-lk-cs.md,
+// hops from the leader (docs/design/lkcs-fix.md,
 // "Starvation on random graphs"): there exactly the
 // processes that no algorithm keeping the sidetrack's invariant under
 // lkcs's one-sidetrack rule can move

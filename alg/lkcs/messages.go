@@ -49,7 +49,7 @@ type Release struct {
 // it holds for it and waits for Retry.
 type Full struct{ At At }
 
-// Blocked is ⟨Blocked, at⟩ (corrected LKCS): a neighbour of the leader
+// Blocked is ⟨Blocked, at⟩ (corrected LKCS): a neighbor of the leader
 // that rolled back a request of type at without holding the leader's grant
 // tells the leader that it waits (Waiting_LDR counts it), with its
 // request's timestamp TS.

@@ -2,7 +2,7 @@
 // algorithm of Kamei and Kakugawa, "An asynchronous message-passing
 // distributed algorithm for the generalized local critical section
 // problem" (Algorithms 10(2):38, 2017), section 4: at most k_i of P_i and
-// its neighbours N_i are InCS at any time (the generalized local (0,k_i)-CS
+// its neighbors N_i are InCS at any time (the generalized local (0,k_i)-CS
 // problem). It is Co(l_i-LMUTIN) with l_i = |N_i|+1-k_i, by the generalized
 // local complementary theorem (Theorem 2), built with the generic wrapper
 // cs.Co: Entry here is LMUTIN's Exit-Sequence (Request / Grant, blocking)
@@ -30,7 +30,7 @@ const Name = "lmutex"
 // Co(LMUTIN(|N_i|+1-k_i)) of processes 1..n, in order.
 func New(p cs.Params, v lmutin.Variant) ([]cs.Machine, error) {
 	if len(p.Neighbors) != p.N || len(p.Ki) != p.N {
-		return nil, fmt.Errorf("lmutex: n = %d with %d neighbour lists and %d upper bounds: need N_i and k_i for every process", p.N, len(p.Neighbors), len(p.Ki))
+		return nil, fmt.Errorf("lmutex: n = %d with %d neighbor lists and %d upper bounds: need N_i and k_i for every process", p.N, len(p.Neighbors), len(p.Ki))
 	}
 	inner := cs.Params{N: p.N, Neighbors: p.Neighbors, Li: make([]int, p.N)}
 	for idx, ns := range p.Neighbors {

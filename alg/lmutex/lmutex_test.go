@@ -13,7 +13,7 @@ import (
 )
 
 // params are the parameters of k_i-LMUTEX on the topology spec with
-// uniform k clamped to each neighbourhood, from initial, and the property
+// uniform k clamped to each neighborhood, from initial, and the property
 // it guarantees.
 func params(t *testing.T, spec string, k int, initial []cs.ID) (cs.Params, *property.Property) {
 	t.Helper()
@@ -44,12 +44,12 @@ func TestValidate(t *testing.T) {
 		return q
 	}
 	bad := map[string]cs.Params{
-		"k = 0":            with(func(q *cs.Params) { q.Ki[0] = 0 }),
-		"k over |N_i|+1":   with(func(q *cs.Params) { q.Ki[0] = 3 }),
-		"l > 0":            with(func(q *cs.Params) { q.Li = []int{1, 0, 0} }),
-		"unknown id":       with(func(q *cs.Params) { q.Initial = []cs.ID{4} }),
-		"neighbours InCS":  with(func(q *cs.Params) { q.Initial = []cs.ID{1, 2} }),
-		"no neighbourhood": with(func(q *cs.Params) { q.Neighbors = nil }),
+		"k = 0":           with(func(q *cs.Params) { q.Ki[0] = 0 }),
+		"k over |N_i|+1":  with(func(q *cs.Params) { q.Ki[0] = 3 }),
+		"l > 0":           with(func(q *cs.Params) { q.Li = []int{1, 0, 0} }),
+		"unknown id":      with(func(q *cs.Params) { q.Initial = []cs.ID{4} }),
+		"neighbors InCS":  with(func(q *cs.Params) { q.Initial = []cs.ID{1, 2} }),
+		"no neighborhood": with(func(q *cs.Params) { q.Neighbors = nil }),
 	}
 	for name, q := range bad {
 		_, err := lmutex.New(q, lmutin.Fixed)
@@ -85,7 +85,7 @@ func TestInitialComplement(t *testing.T) {
 }
 
 // TestRandomSchedules: random interleavings of calls and deliveries keep
-// at most k_i of every neighbourhood InCS, follow the invocation
+// at most k_i of every neighborhood InCS, follow the invocation
 // convention and complete every request, on graphs of several shapes.
 func TestRandomSchedules(t *testing.T) {
 	seeds := uint64(10)

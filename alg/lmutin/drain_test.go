@@ -6,35 +6,21 @@ import (
 
 	"github.com/critsec/critsec/alg/lmutin"
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/internal/testnet"
 	"github.com/critsec/critsec/property"
+	"github.com/critsec/critsec/trace"
 )
 
-// net is a hand-driven network of LMUTIN machines: one FIFO channel per
-// ordered pair, messages delivered only when a test says so.
-type net struct {
-	t    *testing.T
-	ms   []cs.Machine
-	prop *property.Property
-	ch   map[[2]cs.ID][]cs.Message
-	sent map[string]int // messages sent, by kind
+// drainNet is a testnet network of l_i-LMUTIN machines (every step
+// checked against the bounds l_i), with what these tests ask of it.
+type drainNet struct {
+	t *testing.T
+	*testnet.Network
 }
-
-type netEnv struct {
-	n    *net
-	self cs.ID
-}
-
-func (e netEnv) Send(to cs.ID, m cs.Message) {
-	k := [2]cs.ID{e.self, to}
-	e.n.ch[k] = append(e.n.ch[k], m)
-	e.n.sent[m.Kind()]++
-}
-
-func (e netEnv) Changed(cs.State) {}
 
 // newNet builds l_i-LMUTIN of variant v on the graph neighbors, with
 // bounds l and the processes initial InCS.
-func newNet(t *testing.T, neighbors [][]cs.ID, l []int, initial []cs.ID, v lmutin.Variant) *net {
+func newNet(t *testing.T, neighbors [][]cs.ID, l []int, initial []cs.ID, v lmutin.Variant) drainNet {
 	t.Helper()
 	ms, err := lmutin.New(cs.Params{N: len(neighbors), Neighbors: neighbors, Li: l, Initial: initial}, v)
 	if err != nil {
@@ -48,7 +34,7 @@ func newNet(t *testing.T, neighbors [][]cs.ID, l []int, initial []cs.ID, v lmuti
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &net{t: t, ms: ms, prop: prop, ch: map[[2]cs.ID][]cs.Message{}, sent: map[string]int{}}
+	return drainNet{t, testnet.MustNew(t, ms, prop, testnet.Options{Record: true})}
 }
 
 type view []bool
@@ -57,77 +43,34 @@ func (v view) InCS(id cs.ID) bool { return v[id] }
 
 // allowed reports whether the processes out leaving the CS together, from
 // the current states, would keep every bound l_i.
-func (n *net) allowed(out ...cs.ID) bool {
-	v := make(view, len(n.ms)+1)
-	for _, m := range n.ms {
-		v[m.Self()] = m.State() == cs.InCS && !slices.Contains(out, m.Self())
+func (n drainNet) allowed(out ...cs.ID) bool {
+	v := make(view, n.N()+1)
+	for id := cs.ID(1); int(id) <= n.N(); id++ {
+		v[id] = n.InCS(id) && !slices.Contains(out, id)
 	}
-	return n.prop.Check(v) == nil
+	return n.Property().Check(v) == nil
 }
 
-// call makes process id call op.
-func (n *net) call(id cs.ID, op cs.Op) {
-	n.t.Helper()
-	m, env := n.ms[id-1], netEnv{n, id}
-	var err error
-	if op == cs.Exit {
-		err = m.Exit(env)
-	} else {
-		err = m.Entry(env)
-	}
-	if err != nil {
-		n.t.Fatalf("P%d %s: %v", id, op, err)
-	}
-}
-
-// deliver hands the oldest message from -> to to its receiver.
-func (n *net) deliver(from, to cs.ID) {
-	n.t.Helper()
-	k := [2]cs.ID{from, to}
-	q := n.ch[k]
-	if len(q) == 0 {
-		n.t.Fatalf("nothing in transit from P%d to P%d", from, to)
-	}
-	m := q[0]
-	n.ch[k] = q[1:]
-	if err := n.ms[to-1].Receive(netEnv{n, to}, from, m); err != nil {
-		n.t.Fatalf("P%d receiving %s from P%d: %v", to, m.Kind(), from, err)
-	}
-}
-
-// flush delivers every message, links in order of (sender, receiver),
-// until nothing is in transit.
-func (n *net) flush() {
-	n.t.Helper()
-	for {
-		var keys [][2]cs.ID
-		for k, q := range n.ch {
-			if len(q) > 0 {
-				keys = append(keys, k)
-			}
+// sent counts the messages of the given kind sent so far.
+func (n drainNet) sent(kind string) int {
+	c := 0
+	for _, ev := range n.Events() {
+		if ev.Ev == trace.EvSend && ev.Message.Kind() == kind {
+			c++
 		}
-		if len(keys) == 0 {
-			return
-		}
-		slices.SortFunc(keys, func(a, b [2]cs.ID) int {
-			if a[0] != b[0] {
-				return int(a[0]) - int(b[0])
-			}
-			return int(a[1]) - int(b[1])
-		})
-		n.deliver(keys[0][0], keys[0][1])
 	}
+	return c
 }
 
 // states returns, per process 1..n, "in", "out" or "exiting" (InCS and
 // waiting to exit).
-func (n *net) states() []string {
+func (n drainNet) states() []string {
 	var s []string
-	for _, m := range n.ms {
-		switch {
-		case m.Pending() == cs.Exit:
+	for id := cs.ID(1); int(id) <= n.N(); id++ {
+		switch state, pending, _ := n.State(id); {
+		case pending == cs.Exit:
 			s = append(s, "exiting")
-		case m.State() == cs.InCS:
+		case state == cs.InCS:
 			s = append(s, "in")
 		default:
 			s = append(s, "out")
@@ -136,17 +79,23 @@ func (n *net) states() []string {
 	return s
 }
 
-func (n *net) want(what string, s ...string) {
+func (n drainNet) want(what string, s ...string) {
 	n.t.Helper()
 	if got := n.states(); !slices.Equal(got, s) {
 		n.t.Fatalf("%s: states %v, want %v", what, got, s)
 	}
 }
 
+// do takes testnet steps ("P1 entry", "deliver P3->P1", "drain").
+func (n drainNet) do(steps ...string) {
+	n.t.Helper()
+	testnet.MustDo(n.t, n.Network, steps...)
+}
+
 // TestExitWaitsOnAnOlderHeldExit is the smallest configuration in which a
 // drained run of l_i-LMUTIN ends with an exit that no bound holds
-// (docs/local-lk-cs.md, "Exits that no bound holds"): path P1-P2-P3 with
-// l = 1, C_0 = {P2} InCS. P1 enters; P2 exits, and P1 and P2 grant its
+// (docs/design/lmutin-fix.md, "Exits that no bound holds after a drain"):
+// path P1-P2-P3 with l = 1, C_0 = {P2} InCS. P1 enters; P2 exits, and P1 and P2 grant its
 // request (1,P2) while P3, OutCS, holds its only grant itself; then P1
 // exits with the younger (2,P1). By Algorithm 2 nothing more happens: P2
 // waits for P3's grant, which the bound of N_3 = {P2,P3} withholds while P3
@@ -159,25 +108,18 @@ func (n *net) want(what string, s ...string) {
 func TestExitWaitsOnAnOlderHeldExit(t *testing.T) {
 	for _, v := range []lmutin.Variant{lmutin.Fixed, lmutin.Paper} {
 		n := newNet(t, [][]cs.ID{{2}, {1, 3}, {2}}, []int{1, 1, 1}, []cs.ID{2}, v)
-		n.call(1, cs.Entry)
-		n.flush()
-		n.call(2, cs.Exit)
-		n.flush()
-		n.call(1, cs.Exit)
-		n.flush()
+		n.do("P1 entry", "drain", "P2 exit", "drain", "P1 exit", "drain")
 		n.want(v.String()+": after P1 enters, P2 exits, P1 exits", "exiting", "exiting", "out")
-		if n.sent["Preempt"] != 0 {
-			t.Fatalf("%s: %d Preempts, want none: every grant out is older than P1's request", v, n.sent["Preempt"])
+		if p := n.sent("Preempt"); p != 0 {
+			t.Fatalf("%s: %d Preempts, want none: every grant out is older than P1's request", v, p)
 		}
 		if !n.allowed(1) || n.allowed(2) {
 			t.Fatalf("%s: P1's exit alone allowed %v, P2's %v; want P1's only", v, n.allowed(1), n.allowed(2))
 		}
 		// The paper's assumption: an OutCS process eventually enters.
-		n.call(3, cs.Entry)
-		n.flush()
+		n.do("P3 entry", "drain")
 		n.want(v.String()+": after P3 enters", "exiting", "out", "in")
-		n.call(2, cs.Entry)
-		n.flush()
+		n.do("P2 entry", "drain")
 		n.want(v.String()+": after P2 enters", "out", "in", "in")
 	}
 }
@@ -202,35 +144,26 @@ func TestStalePreemptBlocksPreemption(t *testing.T) {
 	for _, v := range []lmutin.Variant{lmutin.Fixed, lmutin.Paper} {
 		k3 := [][]cs.ID{{2, 3}, {1, 3}, {1, 2}}
 		n := newNet(t, k3, []int{1, 1, 1}, []cs.ID{1, 2, 3}, v)
-		n.call(3, cs.Exit)
-		n.call(1, cs.Exit)
-		n.call(2, cs.Exit)
+		n.do("P3 exit", "P1 exit", "P2 exit")
 		// Requests: P2 and P3 get P3's first, P1 P1's first; P3's grants
 		// reach it before anything else moves.
-		for _, d := range [][2]cs.ID{
-			{3, 1}, {1, 1}, {2, 1},
-			{3, 2}, {2, 2}, {1, 2},
-			{3, 3}, {1, 3}, {2, 3},
-		} {
-			n.deliver(d[0], d[1])
+		n.do("deliver P3->P1", "deliver P1->P1", "deliver P2->P1",
+			"deliver P3->P2", "deliver P2->P2", "deliver P1->P2",
+			"deliver P3->P3", "deliver P1->P3", "deliver P2->P3")
+		if p := n.sent("Preempt"); p != 3 {
+			t.Fatalf("%s: %d Preempts, want 3 (one at each process)", v, p)
 		}
-		if n.sent["Preempt"] != 3 {
-			t.Fatalf("%s: %d Preempts, want 3 (one at each process)", v, n.sent["Preempt"])
-		}
-		n.deliver(1, 3)
-		n.deliver(2, 3)
-		n.deliver(3, 3)
+		n.do("deliver P1->P3", "deliver P2->P3", "deliver P3->P3")
 		n.want(v.String()+": P3 has its grants", "exiting", "exiting", "out")
-		n.flush()
+		n.do("drain")
 		n.want(v.String()+": quiet", "exiting", "exiting", "out")
-		if n.sent["Preempt"] != 3 || n.sent["Relinquish"] != 0 {
-			t.Fatalf("%s: %d Preempts and %d Relinquishes, want the 3 stale Preempts only", v, n.sent["Preempt"], n.sent["Relinquish"])
+		if p, r := n.sent("Preempt"), n.sent("Relinquish"); p != 3 || r != 0 {
+			t.Fatalf("%s: %d Preempts and %d Relinquishes, want the 3 stale Preempts only", v, p, r)
 		}
 		if !n.allowed(1) || !n.allowed(2) || n.allowed(1, 2) {
 			t.Fatalf("%s: exits allowed: P1 %v, P2 %v, both %v; want either alone, not both", v, n.allowed(1), n.allowed(2), n.allowed(1, 2))
 		}
-		n.call(3, cs.Entry)
-		n.flush()
+		n.do("P3 entry", "drain")
 		n.want(v.String()+": after P3 enters", "out", "out", "in")
 	}
 }

@@ -2,7 +2,7 @@
 // inclusion algorithm of Kamei and Kakugawa, "An asynchronous
 // message-passing distributed algorithm for the generalized local critical
 // section problem" (Algorithms 10(2):38, 2017), section 3, Algorithms 1
-// and 2: at least l_i of P_i and its neighbours N_i are InCS at any time
+// and 2: at least l_i of P_i and its neighbors N_i are InCS at any time
 // (the generalized local (l_i, |N_i|+1)-CS problem).
 //
 // To leave the CS, P_i asks every member of N_i ∪ {P_i} for a grant
@@ -36,7 +36,7 @@
 //     preemptingNow_i set is never reconsidered for preemption (Lemma 2's
 //     proof assumes "P_j's permission is preempted"). Either way the next
 //     Release at the grantor frees a grant for the oldest pending request;
-//     docs/local-lk-cs.md, "Exits that no bound holds, after the drain".
+//     docs/design/lmutin-fix.md, "Exits that no bound holds after a drain".
 //   - Messages from outside N_i ∪ {P_i} are refused as errors.
 //   - Variant Paper is Algorithms 1-2 as published; a step the paper
 //     leaves undefined returns an error naming it (a Relinquish from a
@@ -61,7 +61,7 @@ const Name = "lmutin"
 type Variant uint8
 
 const (
-	// Fixed is the corrected algorithm (docs/local-lk-cs.md).
+	// Fixed is the corrected algorithm (docs/design/lmutin-fix.md).
 	Fixed Variant = iota
 	// Paper is Algorithms 1-2 exactly as published; the undefined step
 	// returns an error.
@@ -70,7 +70,7 @@ const (
 	// reading: a Relinquish from a process holding no grant deletes
 	// nothing, and the oldest pending request, if any, is granted as
 	// usual. The model checker shows that this reading breaks safety
-	// (docs/local-lk-cs.md); it is not registered, only tested.
+	// (docs/design/lmutin-fix.md); it is not registered, only tested.
 	PaperLenient
 )
 
@@ -107,7 +107,7 @@ type Machine struct {
 	preemptingNow cs.ID // 0 is nil
 }
 
-// Validate checks p for l_i-LMUTIN: n >= 2 neighbour lists of a connected
+// Validate checks p for l_i-LMUTIN: n >= 2 neighbor lists of a connected
 // graph, symmetric, without self-loops or repeats; 0 <= l_i <= |N_i| for every process (and
 // k_i = |N_i|+1 when Ki is given); and at least l_i of N_i ∪ {P_i} InCS
 // initially.
@@ -141,7 +141,7 @@ func Validate(p cs.Params) error {
 // ids of p.Initial.
 func checkGraph(p cs.Params) error {
 	if len(p.Neighbors) != p.N {
-		return fmt.Errorf("lmutin: n = %d with %d neighbour lists: need one list N_i per process", p.N, len(p.Neighbors))
+		return fmt.Errorf("lmutin: n = %d with %d neighbor lists: need one list N_i per process", p.N, len(p.Neighbors))
 	}
 	if _, err := topology.FromLists("", p.Neighbors); err != nil {
 		return fmt.Errorf("lmutin: %w", err)
@@ -182,8 +182,8 @@ func New(p cs.Params, v Variant) ([]cs.Machine, error) {
 // Self is P_i.
 func (m *Machine) Self() cs.ID { return m.i }
 
-// Neighbours returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
-func (m *Machine) Neighbours() []cs.ID {
+// Neighbors returns N_i (cs.Local): P_i sends to N_i ∪ {P_i} only.
+func (m *Machine) Neighbors() []cs.ID {
 	return topology.Open(m.i, m.closed)
 }
 
@@ -258,7 +258,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 		m.grantedTo, _, held = m.grantedTo.Take(from)
 		if !held && m.variant == Fixed {
 			// A process enters only after holding every grant of its
-			// neighbourhood, and gives one back only while waiting.
+			// neighborhood, and gives one back only while waiting.
 			return fmt.Errorf("lmutin: P%d got Release from P%d, which holds no grant of P%d's", m.i, from, m.i)
 		}
 		if len(m.pendingReq) > 0 {
@@ -267,7 +267,7 @@ func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
 	case Preempt:
 		m.clock(msg.Clock)
 		// Paper: whenever InCS. Fixed: only while the request whose grant
-		// is asked back is still waiting (docs/local-lk-cs.md).
+		// is asked back is still waiting (docs/design/lmutin-fix.md).
 		relinquish := m.state == cs.InCS
 		if m.variant == Fixed {
 			relinquish = m.waiting && msg.Target == m.reqTS
@@ -363,7 +363,7 @@ func (m *Machine) AppendState(b []byte) []byte {
 }
 
 // ReadState sets the machine to the state AppendState wrote
-// (cs.Restorer); every process it names is P_i or a neighbour.
+// (cs.Restorer); every process it names is P_i or a neighbor.
 func (m *Machine) ReadState(r *cs.Reader) {
 	n := int(m.closed[len(m.closed)-1])
 	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))

@@ -14,7 +14,7 @@ import (
 )
 
 // problem builds l_i-LMUTIN (or k_i-LMUTEX when mutex) of variant v on the
-// topology spec with uniform bounds clamped to each neighbourhood, from
+// topology spec with uniform bounds clamped to each neighborhood, from
 // the default initial configuration, and its property.
 func problem(t *testing.T, spec string, l, k int, mutex bool, v lmutin.Variant) ([]cs.Machine, *property.Property) {
 	t.Helper()
@@ -67,7 +67,7 @@ func run(t *testing.T, ms []cs.Machine, prop *property.Property, budget int) che
 // but its Preempt (to itself) arrives after P2 has left and entered the
 // CS again. P2 is InCS, so it relinquishes; its Release, already on the
 // way, has emptied grantedTo_2 of P2, and the Relinquish finds no item to
-// re-queue. The shortest path has 14 steps (docs/local-lk-cs.md,
+// re-queue. The shortest path has 14 steps (docs/design/lmutin-fix.md,
 // docs/traces/lmutin-paper-undefined.jsonl).
 func TestPaperUndefinedStep(t *testing.T) {
 	ms, prop := problem(t, "path:2", 1, 2, false, lmutin.Paper)
@@ -91,7 +91,7 @@ func TestPaperUndefinedStep(t *testing.T) {
 // TestPaperLenientBreaksSafety: reading the undefined step leniently (no
 // item deleted; the oldest pending request granted anyway) hands out one
 // grant more than |N_i|-l_i+1, and on P3 with l_i = |N_i| the checker
-// finds a neighbourhood with fewer than l_i processes InCS.
+// finds a neighborhood with fewer than l_i processes InCS.
 func TestPaperLenientBreaksSafety(t *testing.T) {
 	ms, prop := problem(t, "path:3", 99, 0, false, lmutin.PaperLenient)
 	res := run(t, ms, prop, 2)
@@ -129,7 +129,7 @@ func TestValidate(t *testing.T) {
 		edit func(p *cs.Params)
 		want string
 	}{
-		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{2}, {1}, {2}} }, "P3 lists P2 as a neighbour, but not the other way round"},
+		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{2}, {1}, {2}} }, "P3 lists P2 as a neighbor, but not the other way round"},
 		{func(p *cs.Params) { p.Neighbors = [][]cs.ID{{1}, {1, 3}, {2}} }, "self-loop"},
 		{func(p *cs.Params) { p.Li = []int{2, 1, 1} }, "P1 (degree 1): l = 2 is out of range"},
 		{func(p *cs.Params) { p.Ki = []int{2, 2, 2} }, "k must be 3"},
@@ -145,7 +145,7 @@ func TestValidate(t *testing.T) {
 	}
 	ms, _ := lmutin.New(base, lmutin.Fixed)
 	if err := ms[0].Receive(nil, 3, lmutin.Grant{}); !errors.Is(err, cs.ErrUnexpected) {
-		t.Errorf("a Grant from a non-neighbour: %v", err)
+		t.Errorf("a Grant from a non-neighbor: %v", err)
 	}
 	if err := ms[0].Exit(nil); !errors.Is(err, cs.ErrConvention) {
 		t.Errorf("Exit while OutCS: %v", err)

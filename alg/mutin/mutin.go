@@ -12,13 +12,14 @@
 // The paper uses Maekawa's algorithm as mx; this package takes mx as a
 // parameter (Options.Mx), so any mutual-exclusion machine can serve.
 //
-// Deviations from the paper (see docs/global-lk-cs.md):
+// Deviations from the paper (see docs/global-lk-cs.md and
+// docs/design/mutin-fix.md):
 //   - Variant Paper is Algorithms 1-2 as published. Variant Fixed keeps
 //     responseAgainTo_i set after a Response2 has been sent, until the
 //     querier's Acquire arrives, so every Release that reaches P_i while a
 //     Query is outstanding is forwarded. The published rule (one Response2
 //     per Query) can lose the Release the querier still needs; the
-//     counterexample is in docs/global-lk-cs.md and mutin_test.go.
+//     counterexample is in docs/design/mutin-fix.md and mutin_test.go.
 //   - currentInCS_i and ackFrom_i are also cleared when Exit() completes (the
 //     paper clears them when the next Exit() starts). Nothing reads them in
 //     between: every Response1/Response2 for a Query travels before the

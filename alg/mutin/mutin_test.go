@@ -117,9 +117,9 @@ func TestRefusesStrangers(t *testing.T) {
 
 // TestScripts runs the scripts in testdata/scripts (testnet.RunScripts; -rewrite
 // rewrites their outputs), with Ricart-Agrawala as mx and the quorums
-// testnet.Arcs(n). testdata/scripts/paper_loses_release.txt is the counterexample
-// to Lemma 2 of docs/global-lk-cs.md ("one Response2 per Query loses
-// Releases"): the published variant ends in a global deadlock; on the same
+// testnet.Arcs(n). testdata/scripts/paper_loses_release.txt is the
+// counterexample to Lemma 2 (docs/design/mutin-fix.md, "A counterexample at
+// n = 5"): the published variant ends in a global deadlock; on the same
 // schedule the corrected variant, and a machine built without choosing a
 // variant (the zero value), forward P5's Release and P2 exits.
 func TestScripts(t *testing.T) {

@@ -85,7 +85,7 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	addProblemFlags(cmd, &f.problem, "gcs", 3)
 	fs := cmd.Flags()
 	f.budget = budgetFlag{each: []int{2}}
-	fs.Var(&f.budget, "budget", "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states; or one per process, P1 first (2,1,1: only P1 may make a second cycle; docs/checker.md, \"Budgets per process\")")
+	fs.Var(&f.budget, "budget", "Entry/Exit calls each process may make (2 = one cycle), 0.."+fmt.Sprint(checkSafeBudget)+" without --max-states; or one per process, P1 first (2,1,1: only P1 may make a second cycle; docs/design/deadlock-under-a-budget.md)")
 	fs.IntVar(&f.maxStates, "max-states", 0, "stop (incomplete) after this many distinct states; required when n > "+fmt.Sprint(checkSafeN)+" or budget > "+fmt.Sprint(checkSafeBudget))
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s (0: none)")
 	addMemoryFlag(fs, &f.maxMemoryGB, "stop (incomplete) when the checker's heap exceeds this many GB, instead of being killed by the operating system")
@@ -96,14 +96,14 @@ Exit status: 0 ok, 1 violation or incomplete, 2 bad input, 3 I/O error.`,
 	fs.IntVar(&f.workers, "workers", 2, "goroutines expanding states, 1..256 (results do not depend on it; bfs only)")
 	fs.BoolVar(&f.progress, "progress", false, "print progress (states, depth, rate, memory) to standard error; on by default when it is a terminal")
 	fs.IntVar(&f.expected, "expected-states", 0, "with --search dfs: size the visited set for this many states up front (12 bytes a slot at load 3/4), so a huge run does not need room for two tables while one doubles; capped at --max-memory")
-	fs.StringVar(&f.diskDir, "disk-dir", "", "with --search dfs: keep the visited set partly on disk, in a directory of its own created under this one and removed at the end: a table of fingerprints in memory (half of --max-memory, or --expected-states of them), merged into a sorted file of 12 bytes a state when full; same results, slower (docs/checker.md, \"Visited set on disk\")")
-	fs.StringVar(&f.checkpoint, "checkpoint", "", "with --disk-dir: save the run's progress in this directory every --checkpoint-every and when a limit stops it, and continue the checkpoint found there (the same command, run again, goes on where it stopped; docs/checker.md, \"Checkpoints\")")
+	fs.StringVar(&f.diskDir, "disk-dir", "", "with --search dfs: keep the visited set partly on disk, in a directory of its own created under this one and removed at the end: a table of fingerprints in memory (half of --max-memory, or --expected-states of them), merged into a sorted file of 12 bytes a state when full; same results, slower (docs/design/visited-set.md)")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "with --disk-dir: save the run's progress in this directory every --checkpoint-every and when a limit stops it, and continue the checkpoint found there (the same command, run again, goes on where it stopped; docs/design/visited-set.md, \"Checkpoints\")")
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", check.DefaultCheckpointEvery, "with --checkpoint: the interval between two saves")
 	fs.StringVar(&f.search, "search", "bfs", "bfs (breadth-first: shortest counterexamples, whole states of a BFS level in memory) or dfs (depth-first: 12-32 bytes per visited state plus the distinct machines and messages, for spaces whose frontier does not fit; counterexamples not shortest)")
-	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/checker.md)")
-	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/checker.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
+	fs.StringVar(&f.reduce, "reduce", "none", "none, or por (with --search dfs): partial-order reduction, which explores only an ample subset of the actions where one exists; same verdicts, fewer states (docs/design/partial-order-reduction.md)")
+	fs.StringVar(&f.abstract, "abstract", "", "replace these child objects by their specification, an ideal k-mutual exclusion object that grants in any order (compositional checking, docs/design/compositional-checking.md): mx (MUTIN's mutual exclusion, in mutin, kmutex, gcs) or kmex (gcs's k-mutual exclusion); comma-separated")
 	fs.IntVar(&f.deadlockStates, "deadlock-states", check.DefaultDeadlockStates, "state limit of each re-exploration deciding whether a request left pending by the budget is deadlocked")
-	fs.BoolVar(&f.liveness, "liveness", false, "search for starvation instead: a request that a weakly fair scheduler postpones forever, in the continuations with unlimited calls of the states reachable under --budget; a lasso-shaped counterexample (docs/checker.md, \"Starvation (liveness)\")")
+	fs.BoolVar(&f.liveness, "liveness", false, "search for starvation instead: a request that a weakly fair scheduler postpones forever, in the continuations with unlimited calls of the states reachable under --budget; a lasso-shaped counterexample (docs/design/liveness.md)")
 	fs.IntVar(&f.livenessStates, "liveness-states", check.DefaultLivenessStates, "with --liveness: state limit of each process's continuation graph")
 	fs.IntVar(&f.fairBound, "fair-bound", 0, "with --liveness: explore only continuations in which no action stays enabled more than this many consecutive steps without being taken (bounded fairness; keeps the graph finite when counters grow); 0: exact weak fairness")
 	fs.BoolVar(&f.fencing, "fencing", false, "also check the fencing tokens (ftraymond, raymond): at k = 1 every entry's seq exceeds every earlier entry's, and at most k holders (InCS, or crashed InCS) are named by no holder's token (docs/fencing.md); more states")
@@ -377,7 +377,7 @@ func createFlagFile(name, path string) (*os.File, error) {
 // ceiling of maxMemory bytes (0: none).
 func tuneMemory(dfs bool, expected int, maxMemory uint64) {
 	// The explorer allocates many small, long-lived objects: collecting
-	// half as often is 10% faster for 25% more memory (docs/checker.md).
+	// half as often is about 10% faster for 25% more memory.
 	debug.SetGCPercent(200)
 	if dfs && expected > 0 {
 		// A pre-sized depth-first table is nearly all of the live heap and
@@ -656,7 +656,7 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 	}
 	fmt.Fprintf(w, "result: %s\n", s.Result)
 	if s.Abstract != "" && s.Result == string(check.OK) {
-		fmt.Fprintf(w, "abstracted: the bounds hold for every real %s that keeps its own bounds and exits at once; deadlock freedom is shown for the ideal object, which may grant in any order (docs/checker.md, \"Compositional checking\")\n", s.Abstract)
+		fmt.Fprintf(w, "abstracted: the bounds hold for every real %s that keeps its own bounds and exits at once; deadlock freedom is shown for the ideal object, which may grant in any order (docs/design/compositional-checking.md)\n", s.Abstract)
 	}
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason: %s\n", s.Reason)
@@ -673,7 +673,7 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 		case s.Concrete != nil && *s.Concrete:
 			fmt.Fprintf(w, "concrete counterexample: found with %s abstracted, then replayed on the real children (their messages are in the path)\n", s.Abstract)
 		case s.Concrete != nil:
-			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants and was not replayed on the real children: %s (docs/checker.md, \"Compositional checking\")\n", s.Abstract, s.ConcreteWhy)
+			fmt.Fprintf(w, "abstract counterexample: its path uses the ideal %s's grants and was not replayed on the real children: %s (docs/design/compositional-checking.md)\n", s.Abstract, s.ConcreteWhy)
 		}
 		fmt.Fprintf(w, "path (%d steps):\n", len(v.Path))
 		for i, p := range v.Path {
@@ -695,7 +695,7 @@ func printCheck(w io.Writer, s checkSummary, tracePath string) {
 		fmt.Fprintf(w, "states: %d (budget-bounded stems)  continuation states: %d (fair bound %d)  transitions: %d  seconds: %.2f\n",
 			s.States, l.States, l.FairBound, s.Transitions, s.Seconds)
 		if l.DeadEnds > 0 {
-			fmt.Fprintf(w, "fair bound: in %d continuation states (%.0f %%) the bound cut every step; the verdict covers only the schedules it keeps (docs/checker.md)\n",
+			fmt.Fprintf(w, "fair bound: in %d continuation states (%.0f %%) the bound cut every step; the verdict covers only the schedules it keeps (docs/design/liveness.md)\n",
 				l.DeadEnds, 100*float64(l.DeadEnds)/float64(max(l.States, 1)))
 		}
 		return

@@ -41,18 +41,13 @@ func TestNodeKilledCompacted(t *testing.T) {
 		defer ctl.Close()
 		ctl.Do(ctx, "enter", 10*time.Second)
 	}()
-	for do(3, "status").Pending != "entry" {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(5 * time.Millisecond)
+	waitFor(t, "P3's request sent", func() bool { a := do(3, "status"); return a.Pending == "entry" && len(a.WaitingOn) > 0 })
 	restart(3)
 	if a := do(3, "status"); a.State != "OutCS" || a.Pending != "entry" {
 		t.Fatalf("P3 restarted: %+v, want its entry pending", a)
 	}
 	do(1, "exit")
-	for do(3, "status").State != "InCS" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "P3 InCS", func() bool { return do(3, "status").State == "InCS" })
 	do(3, "exit")
 	do(1, "enter")
 	restart(1)

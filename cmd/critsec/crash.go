@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -92,7 +90,7 @@ func parseCrashes(s string, n int, seed uint64) ([]sim.Crash, error) {
 		seen[cs.ID(id)] = true
 		out = append(out, sim.Crash{At: t, Node: cs.ID(id)})
 	}
-	sortCrashes(out)
+	sim.SortCrashes(out)
 	return out, nil
 }
 
@@ -124,26 +122,7 @@ func randomCrashes(s string, n int, seed uint64) ([]sim.Crash, error) {
 	if err != nil || to < from {
 		return nil, fmt.Errorf("TO %q: need a time in FROM..%g", f[2], sim.MaxTime)
 	}
-	r := rand.New(rand.NewPCG(seed, 0xc7a5))
-	nodes := r.Perm(n)[:count]
-	out := make([]sim.Crash, count)
-	for i, j := range nodes {
-		out[i] = sim.Crash{At: from + (to-from)*r.Float64(), Node: cs.ID(j + 1)}
-	}
-	sortCrashes(out)
-	return out, nil
-}
-
-func sortCrashes(cr []sim.Crash) {
-	slices.SortFunc(cr, func(a, b sim.Crash) int {
-		if a.At != b.At {
-			if a.At < b.At {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Node) - int(b.Node)
-	})
+	return sim.RandomCrashes(n, count, from, to, seed), nil
 }
 
 // simFaults is the fault part of the sim summary.
@@ -157,6 +136,12 @@ type simFaults struct {
 	// Stalled says, plainly, that live processes wait for ever (a
 	// deadlock or a livelock), or is empty.
 	Stalled string `json:"stalled,omitempty"`
+	// MaxDeficit is the largest deficit a crash left, under an exit guard
+	// (docs/ft-global-lk-cs.md, R); nil without one.
+	MaxDeficit *int `json:"max_deficit,omitempty"`
+	// DeficitExits counts the exits that left a deficit (counting a crash
+	// their exiter had not been told of), under an exit guard.
+	DeficitExits *int64 `json:"deficit_exits,omitempty"`
 }
 
 type crashEntry struct {
@@ -164,6 +149,14 @@ type crashEntry struct {
 	At   float64 `json:"t"`
 	// EntriesBefore counts the CS entries completed before this crash.
 	EntriesBefore int64 `json:"entries_before"`
+	// Under an exit guard: InCS, whether the process was InCS; Deficit,
+	// the deficit just after the crash; for a crash InCS, Recovery, the
+	// time until the first configuration without a deficit, or
+	// Unrecovered when none came before the end of the run.
+	InCS        *bool    `json:"incs,omitempty"`
+	Deficit     *int     `json:"deficit,omitempty"`
+	Recovery    *float64 `json:"recovery_time,omitempty"`
+	Unrecovered bool     `json:"unrecovered,omitempty"`
 }
 
 // newSimFaults summarizes the crashes of run r of c, or nil without any.
@@ -173,7 +166,24 @@ func newSimFaults(c *sim.Config, r *sim.Result) *simFaults {
 	}
 	f := &simFaults{Detector: detectorName(c.Detector), DetectDelay: c.DetectDelay, Planned: len(c.Crashes)}
 	for i, at := range r.EntriesAtCrash {
-		f.Crashes = append(f.Crashes, crashEntry{Node: c.Crashes[i].Node, At: c.Crashes[i].At, EntriesBefore: at})
+		e := crashEntry{Node: c.Crashes[i].Node, At: c.Crashes[i].At, EntriesBefore: at}
+		if i < len(r.CrashStats) {
+			st := r.CrashStats[i]
+			e.InCS, e.Deficit = &st.InCS, &st.Deficit
+			if f.MaxDeficit == nil || st.Deficit > *f.MaxDeficit {
+				f.MaxDeficit = &st.Deficit
+			}
+			switch {
+			case st.InCS && st.Recovered:
+				e.Recovery = &st.Recovery
+			case st.InCS:
+				e.Unrecovered = true
+			}
+		}
+		f.Crashes = append(f.Crashes, e)
+	}
+	if f.MaxDeficit != nil {
+		f.DeficitExits = &r.DeficitExits
 	}
 	if len(f.Crashes) > 0 {
 		f.EntriesAfterLast = r.Entries - r.EntriesAtCrash[len(r.EntriesAtCrash)-1]
@@ -237,6 +247,22 @@ func printSimFaults(w io.Writer, f *simFaults) {
 	if len(f.Crashes) > 0 {
 		fmt.Fprintf(w, "%-22s %d\n", "entries after the last", f.EntriesAfterLast)
 	}
+	if f.MaxDeficit == nil {
+		return
+	}
+	var rec []string
+	for _, c := range f.Crashes {
+		switch {
+		case c.Recovery != nil:
+			rec = append(rec, fmt.Sprintf("P%d %.4g", c.Node, *c.Recovery))
+		case c.Unrecovered:
+			rec = append(rec, fmt.Sprintf("P%d never", c.Node))
+		}
+	}
+	if len(rec) == 0 {
+		rec = []string{"no crash InCS"}
+	}
+	fmt.Fprintf(w, "%-22s max deficit %d; recovery time of the crashes InCS: %s; %s left a deficit\n", "lower bound", *f.MaxDeficit, strings.Join(rec, ", "), count(*f.DeficitExits, "exit"))
 }
 
 // checkFaultFlags are the fault flags of `critsec check`.

@@ -31,21 +31,26 @@ type experimentFlags struct {
 	quiet       bool
 	progress    bool
 	ns          string
+	seeds       int
 }
 
 // maxEntries bounds --entries: a run of 10^9 entries at n = 16 already takes
 // hours (the simulator handles about 10^5 entries a second there).
 const maxEntries = 1_000_000_000
 
-func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, ns string) {
+// addExperimentFlags adds the shared flags with the study's defaults: the
+// entries per run, the process counts and the seeds per point.
+func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, ns string, seeds int) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.ns, "n", ns, "process counts to sweep, comma-separated, each >= 4")
 	fs.StringVar(&f.out, "out", "out", "directory for the CSV tables and plots (created if missing)")
 	fs.StringVar(&f.formats, "format", "svg", "plot formats, comma-separated: svg, png, pdf")
 	fs.Int64Var(&f.entries, "entries", entries, "CS entries per simulation run, 1 to 10^9")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: equal seeds give identical tables")
-	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time (mean Tt = 1): const (the paper's model) or exp (exponential)")
+	fs.IntVar(&f.seeds, "seeds", seeds, fmt.Sprintf("runs per point, 1 to %d, with seeds --seed, --seed+1, ...: the tables give means over them with 95 %% confidence intervals", maxSeeds))
+	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time, of the study's mean Tt: const (the papers' model) or exp (exponential)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "runs simulated at once, >= 1 (results do not depend on it)")
+	machineDefault(fs, "workers", "the number of CPUs")
 	addMemoryFlag(fs, &f.maxMemoryGB, "refuse a study whose estimated memory (the largest runs, --workers at once) exceeds this many GB")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.BoolVar(&f.progress, "progress", false, "print a progress line per run on standard error even when it is not a terminal (on a terminal there is a progress bar)")
@@ -56,6 +61,7 @@ type studyConfig struct {
 	common  experiment.Common
 	formats []string
 	sizes   []int
+	seeds   int
 }
 
 // check validates the shared flags.
@@ -67,6 +73,10 @@ func (f *experimentFlags) check() (studyConfig, error) {
 	if f.workers < 1 {
 		return c, badInput("--workers %d is out of range: need workers >= 1", f.workers)
 	}
+	if f.seeds < 1 || f.seeds > maxSeeds {
+		return c, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", f.seeds, maxSeeds)
+	}
+	c.seeds = f.seeds
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return c, err
 	}
@@ -209,7 +219,7 @@ before it starts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newBV95Cmd())
+	cmd.AddCommand(newMessagesCmd(), newWaitingCmd(), newLocalCmd(), newFT07Cmd(), newFTGCSCmd(), newBV95Cmd())
 	return cmd
 }
 
@@ -227,7 +237,10 @@ request per 1000 time units in the whole system: uncontended) and heavy
 (lambda = E = 1: saturated). The column uncontended_formula is the count
 derived from the pseudo-code (docs/experiments.md).
 
-Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
+With --seeds N every point runs N times (seeds --seed, --seed+1, ...): the
+tables give means over them and 95 % confidence half-widths, drawn as error
+bars. Writes messages-light.csv, messages-heavy.csv and their plots
+(log-log).`,
 		Example: `  critsec experiment messages
   critsec experiment messages --n 4,16,64 --entries 200 --format svg,png --out /tmp/m`,
 		Args: cobra.NoArgs,
@@ -239,7 +252,7 @@ Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
 			loads := []experiment.Load{experiment.Light, experiment.Heavy}
 			runs := map[experiment.Load][]experiment.Run{}
 			for _, load := range loads { // the loads run one after the other
-				runs[load] = experiment.MessageRuns(c.sizes, load, c.common)
+				runs[load] = experiment.MessageRuns(c.sizes, load, c.common, c.seeds)
 				if err := f.admit(runs[load]); err != nil {
 					return err
 				}
@@ -256,7 +269,7 @@ Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
 				}[load]
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", title)
 				charts := map[string]experiment.Chart{name: {
-					Title: title, X: "n", Y: "messages_per_pair", LogX: true, LogY: true,
+					Title: title, X: "n", Y: "messages_per_pair", CI: "messages_per_pair_ci95", LogX: true, LogY: true,
 					XLabel: "n (processes)", YLabel: "messages per Exit+Entry pair",
 				}}
 				if err := f.write(cmd, experiment.MessageTable(outs), name, c.formats, charts, []string{name}); err != nil {
@@ -266,7 +279,7 @@ Writes messages-light.csv, messages-heavy.csv and their plots (log-log).`,
 			return nil
 		},
 	}
-	addExperimentFlags(cmd, &f, 400, "4,9,16,25,36,64,100,144,225,400")
+	addExperimentFlags(cmd, &f, 400, "4,9,16,25,36,64,100,144,225,400", 5)
 	return cmd
 }
 
@@ -284,7 +297,9 @@ model of the paper's Lemma 4 and Theorem 4 (7 time units for MUTIN's exit,
 is InCS half of the time (E = 1/lambda); small lambda is uncontended,
 lambda = 1 saturated. With several n, each algorithm has one line per n.
 
-Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
+With --seeds N every point runs N times (seeds --seed, --seed+1, ...): the
+table gives means over them and 95 % confidence half-widths, drawn as error
+bars. Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 		Example: `  critsec experiment waiting
   critsec experiment waiting --n 9,16 --lambda 0.0001,0.01,1 --entries 500`,
 		Args: cobra.NoArgs,
@@ -297,7 +312,7 @@ Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 			if err != nil {
 				return err
 			}
-			runs := experiment.WaitingRuns(c.sizes, ls, c.common)
+			runs := experiment.WaitingRuns(c.sizes, ls, c.common, c.seeds)
 			if err := f.admit(runs); err != nil {
 				return err
 			}
@@ -307,15 +322,15 @@ Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Waiting times, n = %s, grid coterie, Tt = 1 (%s), Ts = Tr = 0, E = 1/lambda\n", joinInts(c.sizes), c.common.TransitDist)
 			charts := map[string]experiment.Chart{
-				"waiting-entry": {Title: "Entry waiting time (mean), E = 1/lambda", X: "lambda", Y: "entry_wait_mean", LogX: true,
+				"waiting-entry": {Title: "Entry waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda", Y: "entry_wait_mean", CI: "entry_wait_ci95_time_units", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
-				"waiting-exit": {Title: "Exit waiting time (mean), E = 1/lambda", X: "lambda", Y: "exit_wait_mean", LogX: true,
+				"waiting-exit": {Title: "Exit waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda", Y: "exit_wait_mean", CI: "exit_wait_ci95_time_units", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
 			}
 			return f.write(cmd, experiment.WaitingTable(outs), "waiting", c.formats, charts, []string{"waiting-entry", "waiting-exit"})
 		},
 	}
-	addExperimentFlags(cmd, &f, 2000, "16")
+	addExperimentFlags(cmd, &f, 2000, "16", 10)
 	cmd.Flags().StringVar(&lambdas, "lambda", "0.0001,0.001,0.003,0.01,0.03,0.1,0.3,1", "request rates to sweep, comma-separated, each > 0")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,11 +103,28 @@ func runFT07(cmd *cobra.Command, f *ft07Flags) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range []struct {
-		name  string
-		table *experiment.Table
-		show  bool
-	}{{"ft07-figure2", fig, false}, {"ft07-messages", msgs, true}, {"ft07-survival", surv, true}} {
+	if err := writeTables(w, f.out, []namedTable{{"ft07-figure2", fig, false}, {"ft07-messages", msgs, true}, {"ft07-survival", surv, true}}); err != nil {
+		return err
+	}
+	if err := experiment.PlotFigure2(fig, c.Crashes, filepath.Join(f.out, "ft07-figure2.svg")); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s\n", strings.Join([]string{"ft07-figure2.csv", "ft07-figure2.svg", "ft07-messages.csv", "ft07-survival.csv"}, " "))
+	return nil
+}
+
+// namedTable is a study's table, saved as name.csv and, when show, also
+// printed.
+type namedTable struct {
+	name  string
+	table *experiment.Table
+	show  bool
+}
+
+// writeTables prints the tables to show on w and saves every one as CSV in
+// directory out.
+func writeTables(w io.Writer, out string, tables []namedTable) error {
+	for _, t := range tables {
 		if t.show {
 			fmt.Fprintf(w, "%s\n", t.name)
 			if err := t.table.WriteText(w); err != nil {
@@ -114,14 +132,10 @@ func runFT07(cmd *cobra.Command, f *ft07Flags) error {
 			}
 			fmt.Fprintln(w)
 		}
-		if err := t.table.SaveCSV(filepath.Join(f.out, t.name+".csv")); err != nil {
+		if err := t.table.SaveCSV(filepath.Join(out, t.name+".csv")); err != nil {
 			return err
 		}
 	}
-	if err := experiment.PlotFigure2(fig, c.Crashes, filepath.Join(f.out, "ft07-figure2.svg")); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "wrote %s\n", strings.Join([]string{"ft07-figure2.csv", "ft07-figure2.svg", "ft07-messages.csv", "ft07-survival.csv"}, " "))
 	return nil
 }
 

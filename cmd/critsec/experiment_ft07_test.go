@@ -58,9 +58,16 @@ func TestExperimentFT07BadInput(t *testing.T) {
 		{"--out", " "},
 		{"--seeds", "0"},
 	} {
-		code, out := runCLI(t, append([]string{"experiment", "ft07"}, args...)...)
-		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "critsec: ") {
-			t.Errorf("ft07 %v: exit %d, want 2 and one line\n%s", args, code, out)
-		}
+		refusesOneLine(t, []string{"experiment", "ft07"}, args)
+	}
+}
+
+// refusesOneLine runs the command cmd with args and fails unless it is
+// refused with one line and exit status 2.
+func refusesOneLine(t *testing.T, cmd, args []string) {
+	t.Helper()
+	code, out := runCLI(t, append(cmd, args...)...)
+	if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "critsec: ") {
+		t.Errorf("%v %v: exit %d, want 2 and one line\n%s", cmd, args, code, out)
 	}
 }

@@ -32,7 +32,6 @@ func defaultLocalAlgs() string {
 func newLocalCmd() *cobra.Command {
 	var f experimentFlags
 	var algs, topologies, loads string
-	var seeds int
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Messages per Exit+Entry pair per process versus |N_i|+1, waiting times and LKCS's triggers: the local (l_i,k_i)-CS family",
@@ -40,12 +39,11 @@ func newLocalCmd() *cobra.Command {
 Kakugawa 2017) on several topologies and loads: the messages of one
 Exit+Entry pair of P_i against |N_i|+1, next to Lemma 3 (LMUTIN and
 LMUTEX = Co(LMUTIN): 3(|N_i|+1)..6(|N_i|+1)) and Lemma 6 (LKCS:
-6(|N_i|+1)..12(|N_i|+1)); the waiting times of Entry and Exit with 95 %
-confidence intervals over the seeds; and how often LKCS's leader sends a
-Trigger (the sidetrack), per 1000 entries. A message is attributed to the
+6(|N_i|+1)..12(|N_i|+1)); the waiting times of Entry and Exit; and how
+often LKCS's leader sends a Trigger (the sidetrack), per 1000 entries. A message is attributed to the
 process whose Entry or Exit started the chain of handlers that sent it.
 
-Bounds, clamped to each neighbourhood: lmutin l = 1, lmutex k = 2, LKCS
+Bounds, clamped to each neighborhood: lmutin l = 1, lmutex k = 2, LKCS
 l = 1, k = 5. Every process is InCS half of the time (E = 1/lambda); Tt = 1,
 Ts = Tr = 0. A --topologies entry that is a family (ring, path, star, wheel,
 grid, torus, complete, random) is built at each --n (docs/local-lk-cs.md
@@ -57,7 +55,9 @@ its stop reason, left out of the message and waiting statistics.
 Writes local-runs.csv (one row per run), local-messages.csv (per algorithm,
 load and |N_i|+1), local-waiting.csv (per algorithm, topology and load), the
 plots messages-LOAD and per-member-LOAD (messages per pair against |N_i|+1,
-with the bounds) and waiting-ALG-entry/exit (against lambda).`,
+with the bounds) and waiting-ALG-entry/exit (against lambda). Every mean
+has its 95 % confidence half-width over the seeds (--seeds, 3 by default) in
+a _ci95 column after the others, drawn as an error bar.`,
 		Example: `  critsec experiment local --out docs/experiments/local
   critsec experiment local --algs lmutin --topologies ring,torus:6x6 --n 16 --loads light,heavy --seeds 2 --entries 20`,
 		Args: cobra.NoArgs,
@@ -66,7 +66,7 @@ with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 			if err != nil {
 				return err
 			}
-			study, err := localStudy(c, f.entries, algs, topologies, loads, seeds)
+			study, err := localStudy(c, f.entries, algs, topologies, loads)
 			if err != nil {
 				return err
 			}
@@ -116,22 +116,18 @@ with the bounds) and waiting-ALG-entry/exit (against lambda).`,
 			return nil
 		},
 	}
-	addExperimentFlags(cmd, &f, 100, "100,400")
+	addExperimentFlags(cmd, &f, 100, "100,400", 3)
 	cmd.Flags().Lookup("entries").Usage = "CS entries per process in each run (a run on n processes stops after entries·n), 1 to 10^9 in all"
 	cmd.Flags().StringVar(&algs, "algs", defaultLocalAlgs(), "local algorithms to measure, comma-separated (lkcs-paper deadlocks: its runs are reported, not fatal)")
 	cmd.Flags().StringVar(&topologies, "topologies", "ring,torus,wheel,random,complete:16", "topologies, comma-separated: a family (ring, path, star, wheel, grid, torus, complete, random) built at each --n, or a spec or edge-list file used as it is")
 	cmd.Flags().StringVar(&loads, "loads", "light,0.01,0.1,heavy", "loads, comma-separated: light (lambda = 1/(1000 n)), heavy (lambda = 1) or a rate lambda > 0; E = 1/lambda")
-	cmd.Flags().IntVar(&seeds, "seeds", 3, "seeds per run, 1 to 1000: --seed, --seed+1, ... (the confidence intervals are over them)")
 	return cmd
 }
 
 // localStudy checks the local study's own flags and states the study.
-func localStudy(c studyConfig, entries int64, algs, topologies, loads string, seeds int) (experiment.LocalStudy, error) {
+func localStudy(c studyConfig, entries int64, algs, topologies, loads string) (experiment.LocalStudy, error) {
 	s := experiment.LocalStudy{TransitDist: c.common.TransitDist, EntriesPerProcess: entries}
-	if seeds < 1 || seeds > maxSeeds {
-		return s, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", seeds, maxSeeds)
-	}
-	for i := range seeds {
+	for i := range c.seeds {
 		s.Seeds = append(s.Seeds, c.common.Seed+uint64(i))
 	}
 	var local []string

@@ -10,7 +10,7 @@ import (
 
 func TestExperimentMessagesWritesTablesAndPlots(t *testing.T) {
 	dir := t.TempDir()
-	code, out := runCLI(t, "experiment", "messages", "--n", "4,9", "--entries", "40", "--out", dir, "--format", "svg,png")
+	code, out := runCLI(t, "experiment", "messages", "--n", "4,9", "--entries", "40", "--seeds", "2", "--out", dir, "--format", "svg,png")
 	if code != 0 || !strings.Contains(out, "gcs grid") || !strings.Contains(out, "messages_per_pair") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -19,7 +19,10 @@ func TestExperimentMessagesWritesTablesAndPlots(t *testing.T) {
 		if err != nil || len(b) == 0 {
 			t.Fatalf("%s: %v (%d bytes)", f, err, len(b))
 		}
-		if strings.HasSuffix(f, ".csv") && !strings.HasPrefix(string(b), "alg,n,lo,hi,mean_q,messages_per_pair,") {
+		// The columns of one run per point come first, as they were; the
+		// seeds and the half-widths follow.
+		if head := "alg,n,lo,hi,mean_q,messages_per_pair,uncontended_formula,entry_wait_mean,exit_wait_mean,throughput,entries," +
+			"seeds,messages_per_pair_ci95,entry_wait_ci95_time_units,exit_wait_ci95_time_units,throughput_ci95_entries_per_time_unit\n"; strings.HasSuffix(f, ".csv") && !strings.HasPrefix(string(b), head) {
 			t.Errorf("%s header: %q", f, strings.SplitN(string(b), "\n", 2)[0])
 		}
 	}
@@ -27,9 +30,15 @@ func TestExperimentMessagesWritesTablesAndPlots(t *testing.T) {
 
 func TestExperimentWaitingWritesTablesAndPlots(t *testing.T) {
 	dir := t.TempDir()
-	code, out := runCLI(t, "experiment", "waiting", "--n", "9", "--lambda", "0.01,1", "--entries", "40", "--out", dir)
+	code, out := runCLI(t, "experiment", "waiting", "--n", "9", "--lambda", "0.01,1", "--entries", "40", "--seeds", "2", "--out", dir)
 	if code != 0 || !strings.Contains(out, "Waiting times, n = 9,") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "waiting.csv"))
+	head := "alg,n,lo,hi,lambda,entry_wait_mean,entry_wait_p50,entry_wait_p99,exit_wait_mean,exit_wait_p50,exit_wait_p99,messages_per_pair,mean_incs,throughput," +
+		"seeds,entry_wait_ci95_time_units,exit_wait_ci95_time_units,messages_per_pair_ci95,throughput_ci95_entries_per_time_unit\n"
+	if err != nil || !strings.HasPrefix(string(b), head) || strings.Count(string(b), "\n") != 1+4*2 {
+		t.Errorf("waiting.csv (%v): want the header %q and one row per algorithm and lambda:\n%s", err, head, b)
 	}
 	for _, f := range []string{"waiting.csv", "waiting-entry.svg", "waiting-exit.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
@@ -51,6 +60,8 @@ func TestExperimentBadInput(t *testing.T) {
 	}{
 		{[]string{"nope"}, `unknown command "nope"`},
 		{[]string{"messages", "extra"}, `unknown command "extra"`},
+		{[]string{"messages", "--seeds", "0"}, "--seeds 0 is out of range: need 1 <= seeds <= 1000"},
+		{[]string{"waiting", "--seeds", "1001"}, "--seeds 1001 is out of range"},
 		{[]string{"messages", "--n", "3"}, `"3" is not an integer from 4 to 100000`},
 		{[]string{"messages", "--n", "0"}, "is not an integer from 4 to 100000"},
 		{[]string{"messages", "--n", "-4"}, "is not an integer from 4 to 100000"},
@@ -117,6 +128,7 @@ func TestExperimentDegenerateSweeps(t *testing.T) {
 		{"waiting", "--lambda", "0.1", "--entries", "40"},
 		{"waiting", "--lambda", "1", "--n", "4", "--entries", "20", "--tt-dist", "exp"},
 		{"waiting", "--lambda", "1e-6", "--n", "4", "--entries", "8"},
+		{"waiting", "--lambda", "0.1,1", "--n", "4", "--entries", "8", "--seeds", "1"},
 		{"waiting", "--lambda", "1000", "--n", "4", "--entries", "8", "--format", "svg,png,pdf"},
 		{"messages", "--n", "4", "--entries", "20", "--tt-dist", "exp"},
 	} {
@@ -140,9 +152,9 @@ func TestExperimentDegenerateSweeps(t *testing.T) {
 // TestExperimentProgressLines: --progress prints one line per run on
 // standard error when it is not a terminal; without it nothing.
 func TestExperimentProgressLines(t *testing.T) {
-	args := []string{"experiment", "waiting", "--n", "4", "--lambda", "0.5,1", "--entries", "8", "--out", t.TempDir()}
+	args := []string{"experiment", "waiting", "--n", "4", "--lambda", "0.5,1", "--seeds", "2", "--entries", "8", "--out", t.TempDir()}
 	code, _, stderr := runCLIErr(t, "", append(args, "--progress")...)
-	if code != 0 || strings.Count(stderr, "progress: waiting: ") != 8 || !strings.Contains(stderr, "8 of 8 runs") {
+	if code != 0 || strings.Count(stderr, "progress: waiting: ") != 16 || !strings.Contains(stderr, "16 of 16 runs") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	if code, _, stderr := runCLIErr(t, "", args...); code != 0 || stderr != "" {

@@ -14,6 +14,20 @@ import (
 // limit applies to.
 func addMemoryFlag(fs *pflag.FlagSet, gb *float64, what string) {
 	fs.Float64Var(gb, "max-memory", sysmem.DefaultLimitGB(), what+" (0: no limit); the default is 3/4 of the memory available when the command starts (MemAvailable, or the cgroup's room if less)")
+	machineDefault(fs, "max-memory", "3/4 of the memory available")
+}
+
+// machineDefaultKey is the flag annotation that holds, for a flag whose
+// default depends on the machine the command starts on, what the command
+// reference (docs/cli.md) shows instead of the value.
+const machineDefaultKey = "critsec-machine-default"
+
+// machineDefault marks the flag name of fs as one whose default depends on
+// the machine; what describes the default.
+func machineDefault(fs *pflag.FlagSet, name, what string) {
+	if err := fs.SetAnnotation(name, machineDefaultKey, []string{what}); err != nil {
+		panic(err) // a flag not registered yet: a programming error
+	}
 }
 
 // checkMemoryFlag refuses a --max-memory that is not a size.

@@ -144,6 +144,7 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 }
 
 func run(args []string) int {
+	rootCmd.InitDefaultCompletionCmd(args...) // cobra's, added here so that the next line covers it
 	refuseUnknownSubcommands(rootCmd)
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()

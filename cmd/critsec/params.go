@@ -48,7 +48,7 @@ func addProblemFlags(cmd *cobra.Command, f *problemFlags, defaultAlg string, n i
 	fs.StringVar(&f.coterie, "coterie", alg.DefaultCoterie, "coterie of the quorum-based algorithms (maekawa, mutin, kmutex, gcs and their -paper variants): majority, grid, or a coterie file (lines \"i: a b c\", docs/coterie.md)")
 	fs.StringVar(&f.topology, "topology", "", "communication graph of the local algorithms (lmutin, lmutex): "+topology.Forms()+", or an edge-list file (one link \"a b\" per line); n is its number of processes")
 	fs.StringVar(&f.bounds, "bounds", "", "with --topology: a file of per-process bounds, one line \"i: l k\" per process (k may be max = |N_i|+1), instead of --l and --k")
-	fs.BoolVar(&f.clamp, "clamp", false, "with --topology and uniform --l/--k: lower k to |N_i|+1 (and l to k-1) where a neighbourhood is smaller, instead of refusing")
+	fs.BoolVar(&f.clamp, "clamp", false, "with --topology and uniform --l/--k: lower k to |N_i|+1 (and l to k-1) where a neighborhood is smaller, instead of refusing")
 	fs.StringVar(&f.initial, "initial", "", "comma-separated ids InCS at start, e.g. 1,2,5, or none (default: the algorithm's documented safe configuration)")
 	fs.IntVar(&f.assertMin, "assert-min", -1, "check #InCS >= this instead of the algorithm's lower bound (-1: the algorithm's)")
 	fs.IntVar(&f.assertMax, "assert-max", -1, "check #InCS <= this instead of the algorithm's upper bound (-1: the algorithm's)")
@@ -167,7 +167,7 @@ func (f *problemFlags) resolve(fs *pflag.FlagSet) (problem, error) {
 	n := p.Params.N
 	switch {
 	case !p.Property.IsGlobal():
-		return problem{}, badInput("--assert-min and --assert-max replace a global bound; %s has a bound per neighbourhood", p.Alg.Name)
+		return problem{}, badInput("--assert-min and --assert-max replace a global bound; %s has a bound per neighborhood", p.Alg.Name)
 	case f.assertMax < -1 || f.assertMax > n:
 		return problem{}, badInput("--assert-max %d is out of range: need 0 <= assert-max <= n (n = %d), or -1 for the algorithm's bound", f.assertMax, n)
 	case f.assertMin < -1 || f.assertMin > n:

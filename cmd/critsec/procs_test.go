@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -46,10 +50,9 @@ func TestNodeKilled(t *testing.T) {
 				defer ctl.Close()
 				ctl.Do(ctx, "enter", 10*time.Second)
 			}()
-			// Pending is shown once the call is in the log, and its
-			// messages are sent then: the request is under way.
-			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" })
-			time.Sleep(5 * time.Millisecond)
+			// Pending is shown once the call is in the log; WaitingOn once
+			// its messages are sent: the request is under way.
+			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" && len(a.WaitingOn) > 0 })
 			t.Logf("P3 before the kill: %+v", a)
 			c.kill(3)
 			f, err := os.OpenFile(node.LogPath(c.cfg, 3), os.O_WRONLY|os.O_APPEND, 0)
@@ -111,16 +114,23 @@ func TestNodeKilled(t *testing.T) {
 // on entering and exiting. The merged trace, with P1's crash at the kill
 // time, passes the trace checker and holds the detectors' suspicions.
 func TestFaultTolerantKilled(t *testing.T) {
-	c, _, do := liveCluster(t, "alg: ftraymond\nn: 4\nk: 2\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 4, nil)
+	c, ctx, do := liveCluster(t, "alg: ftraymond\nn: 4\nk: 2\ndetector:\n  heartbeat: 50ms\n  timeout: 250ms\n", 4, nil)
 	do(1, "enter")
 	do(2, "enter")
-	time.Sleep(300 * time.Millisecond) // every detector trusts every peer
+	for id := cs.ID(1); id <= 4; id++ {
+		waitFor(t, fmt.Sprintf("P%d's detector trusting its 3 peers", id), func() bool {
+			return strings.Contains(metricsOf(ctx, c, id), "critsec_detector_trusts_total 3\n")
+		})
+	}
 	entered := make(chan time.Time, 1)
 	go func() {
 		do(3, "enter")
 		entered <- time.Now()
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "P3's request sent", func() bool {
+		a := do(3, "status")
+		return a.State == "InCS" || a.Pending == "entry" && len(a.WaitingOn) > 0
+	})
 	if a := do(3, "status"); a.State != "OutCS" {
 		t.Fatalf("P3 entered with P1 and P2 InCS and k = 2: %+v", a)
 	}
@@ -199,4 +209,37 @@ func liveCluster(t *testing.T, problem string, n int, start func(*procCluster, c
 		return a
 	}
 	return c, ctx, do
+}
+
+// waitFor polls cond every 5 ms until it holds, for up to 30 s (a loaded
+// machine is slow, a broken cluster never gets there).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// metricsOf returns node id's Prometheus metrics, read on its control
+// socket ("" while it does not answer).
+func metricsOf(ctx context.Context, c *procCluster, id cs.ID) string {
+	var d net.Dialer
+	sock := node.ControlSocket(c.cfg, id)
+	cl := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) },
+	}}
+	defer cl.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://node/metrics", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return string(b)
 }

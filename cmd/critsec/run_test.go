@@ -80,9 +80,7 @@ func TestRunStopsBeforeExit(t *testing.T) {
 		t.Fatalf("P3 after enter: %+v", a)
 	}
 	pgid := waitGroup(t, pidFile)
-	for supervise.GroupAlive(pgid) < 3 { // the watchdog, the command and its child
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the watchdog, the command and its child", func() bool { return supervise.GroupAlive(pgid) >= 3 })
 	began := time.Now()
 	if a := do(3, "exit"); a.State != "OutCS" {
 		t.Fatalf("P3 after exit: %+v", a)

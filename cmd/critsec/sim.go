@@ -53,9 +53,14 @@ processor does one thing at a time.
 
 Times have no unit of their own: use any unit consistently (the paper uses
 Tt = 0.8 or 1, Ts = Tr = 0.1 or 0, E = 0.0002 or 1). The bounds lo..hi the
-algorithm guarantees (with --topology, every neighbourhood's l_i..k_i), the
+algorithm guarantees (with --topology, every neighborhood's l_i..k_i), the
 invocation convention and deadlock freedom are checked after every event; a
-violation stops the run. At the end, a request pending for longer than the
+violation stops the run. For the fault-tolerant global (l,k)-CS (ftgcs),
+every completed exit is also checked against the exit guard l, counting the
+crashes its detector has not reported (S2 of docs/ft-global-lk-cs.md), and
+each crash's deficit and recovery time are reported; an exit pending while
+at most l processes are live waits as the problem requires, which is neither
+a deadlock nor a stall. At the end, a request pending for longer than the
 starvation bound (--starve-after) while other processes completed requests
 is a starvation, and requests pending while messages circulate with no state
 change for as long are a livelock; the drain is cut after --drain-time
@@ -383,7 +388,7 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	held := ""
 	switch {
 	case s.Drained && s.Unheld > 0:
-		held = fmt.Sprintf(" (%d of them held by no bound: that many could complete one after another, oldest first, within every bound, yet no event is left: the algorithm waits for calls the drain does not make, docs/local-lk-cs.md)", s.Unheld)
+		held = fmt.Sprintf(" (%d of them held by no bound: that many could complete one after another, oldest first, within every bound, yet no event is left: the algorithm waits for calls the drain does not make, docs/design/lmutin-fix.md)", s.Unheld)
 	case s.Drained && s.PendingExits > 0:
 		held = fmt.Sprintf(" (%s held by the lower bound l: the drain makes no new entries)", count(int64(s.PendingExits), "exit"))
 	}

@@ -130,8 +130,11 @@ func printTraceReport(w io.Writer, name string, rep *trace.Report) {
 		word = "replayed"
 	}
 	bounds := fmt.Sprintf("bounds %d..%d", rep.Lo, rep.Hi)
+	if g := rep.Property.ExitGuard(); g != nil {
+		bounds += fmt.Sprintf(", every exit keeping %d", g.L())
+	}
 	if !rep.Property.IsGlobal() {
-		bounds = fmt.Sprintf("local bounds l_i..k_i on each of %s", count(int64(rep.Property.N()), "neighbourhood"))
+		bounds = fmt.Sprintf("local bounds l_i..k_i on each of %s", count(int64(rep.Property.N()), "neighborhood"))
 	}
 	fmt.Fprintf(w, "%s: %s, max #InCS %d, min #InCS %d (%s), %s unreceived, %s pending\n",
 		word, count(rep.Events, "event"), rep.MaxInCS, rep.MinInCS, bounds, count(rep.Unreceived, "message"), count(int64(rep.Pending), "request"))

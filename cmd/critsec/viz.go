@@ -41,7 +41,7 @@ node) and writes one HTML page that needs no network: a space-time
 diagram (one line per process, messages as arrows coloured by kind and
 grouped by their prefix, CS intervals shaded, requests, crashes and
 suspicions marked), a chart of #InCS over time with the bounds (for a local
-problem, of a neighbourhood you choose), zoom and pan, details on hover,
+problem, of a neighborhood you choose), zoom and pan, details on hover,
 and for short traces (checker counterexamples) a step-through, one event at
 a time, that shows the violated property at the step where it breaks.
 TRACE "-" is standard input. See docs/viz.md.

@@ -19,7 +19,7 @@ var local = paper{
 	rows: localRows,
 }
 
-// perMember returns, for alg, the messages per pair and neighbourhood
+// perMember returns, for alg, the messages per pair and neighborhood
 // member (|N_i|+1) of local-messages.csv: every (load, size) record's, and
 // the sizes covered.
 func perMember(d *data, alg string) (all, sizes []float64) {
@@ -115,7 +115,7 @@ func localRows(d *data) []row {
 			result:  "Algorithm 2 as published reaches an undefined step (row L2); read leniently (nothing deleted, the oldest request granted anyway) it hands out one grant too many and breaks the bound (`N[2]={P1,P2,P3}: 1 InCS, outside 2..3`). `lmutin` (Preempt names the grant it asks back) is ok on every connected graph of 3 and 4 processes",
 			command: "go test ./alg/lmutin -run TestPaperLenientBreaksSafety; go test ./alg -run TestLocalSmallGraphs",
 			verdict: Differs,
-			why:     "the Preempt condition \"state_i = InCS\" cannot tell a process waiting to exit on the grant asked back from one InCS again whose Release is in flight (local-lk-cs.md)",
+			why:     "the Preempt condition \"state_i = InCS\" cannot tell a process waiting to exit on the grant asked back from one InCS again whose Release is in flight (design/lmutin-fix.md)",
 		},
 		{
 			where:   "Lemma 2 (LMUTIN liveness)",
@@ -159,7 +159,7 @@ func localRows(d *data) []row {
 			result:  fmt.Sprintf("`lkcs-paper` deadlocks on the bowtie, the smallest graph its assumptions allow (32 steps): TriggerNomination tests |grantedTo| one below the limits its grants reach when all wait, so no Trigger is sent. In the local study its sidetrack fired %s times in %d runs. Step through the deadlock: [viz/lkcs-paper-deadlock.html](viz/lkcs-paper-deadlock.html)", f(ptriggers, 0), pn),
 			command: "critsec check --alg lkcs-paper --topology alg/testdata/bowtie.edges --l 0 --k 3 --budget 1 --search dfs",
 			verdict: verdict(false, Differs),
-			why:     "the pseudo-code's conditions are one below the proof's (|grantedTo[MUTIN]| = |N_LDR| − l_LDR, |grantedTo[MUTEX]| = k_LDR − 1); with the proof's conditions three sidetracks at once break a bound (local-lk-cs.md, \"Repairs that failed\")",
+			why:     "the pseudo-code's conditions are one below the proof's (|grantedTo[MUTIN]| = |N_LDR| − l_LDR, |grantedTo[MUTEX]| = k_LDR − 1); with the proof's conditions three sidetracks at once break a bound (design/lkcs-fix.md, \"What the repairs that failed taught\")",
 		},
 		{
 			where: "Lemma 5 (LKCS liveness), its proof",
@@ -171,7 +171,7 @@ func localRows(d *data) []row {
 				"What is shown: Lemma 5 fails for `lkcs` and for any algorithm bound by its one-sidetrack rule; whether some algorithm of the paper's design serves all 60 is not known",
 			command: "go test ./alg/lkcs -run 'TestDesignFrozen|TestDesignApart|TestFixedSimulation'",
 			verdict: Differs,
-			why:     "the proof covers only a global deadlock (V = D), which `lkcs` never reaches; starvation of some processes under the tightened bounds L_i..K_i near a high-degree leader is outside it (local-lk-cs.md, \"Starvation on random graphs\")",
+			why:     "the proof covers only a global deadlock (V = D), which `lkcs` never reaches; starvation of some processes under the tightened bounds L_i..K_i near a high-degree leader is outside it (design/lkcs-fix.md, \"Starvation on random graphs\")",
 		},
 		{
 			where:   "Lemma 6 (LKCS messages), as published",
@@ -183,7 +183,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Lemma 6, for the correction",
 			claim:   "6(|N_i|+1)..12(|N_i|+1) messages per Exit+Entry pair",
-			result:  fmt.Sprintf("`lkcs` (ordered acquisition with rollback in place of preemption), %d of %d runs whole: %s per pair and member per run on the tori and complete:16, %s on the random graphs; by neighbourhood size (|N_i|+1 = %s–%s) up to %s", fwhole, fn, span(regular, 1), span(random, 1), f(fsizes[0], 0), f(fsizes[len(fsizes)-1], 0), f(worst, 1)),
+			result:  fmt.Sprintf("`lkcs` (ordered acquisition with rollback in place of preemption), %d of %d runs whole: %s per pair and member per run on the tori and complete:16, %s on the random graphs; by neighborhood size (|N_i|+1 = %s–%s) up to %s", fwhole, fn, span(regular, 1), span(random, 1), f(fsizes[0], 0), f(fsizes[len(fsizes)-1], 0), f(worst, 1)),
 			command: "critsec experiment local --out docs/experiments/local",
 			verdict: verdict(in(fixed, 6, 12), Differs),
 			why:     "requests taken one member at a time are rolled back and retried, and the correction adds Full, Retry, Pass, Return, Done and Blocked; the price is highest where processes of small degree sit within two hops of a high-degree leader. Whether a correction within Lemma 6's bound exists is open: none is known",
@@ -198,7 +198,7 @@ func localRows(d *data) []row {
 		},
 		{
 			where:   "section 5.1 (assumptions)",
-			claim:   "a leader with |N_LDR| ≥ 4, and k_q − l_q ≥ 3 at the leader and its neighbours, suffice",
+			claim:   "a leader with |N_LDR| ≥ 4, and k_q − l_q ≥ 3 at the leader and its neighbors, suffice",
 			result:  "the macros L_q = l_q+1, K_q = k_q−1 tighten every process within two hops of the leader, which needs k_q − l_q ≥ 3 there too; `lkcs` refuses a problem without it, naming the process",
 			command: "go test ./alg/lkcs -run TestResolve",
 			verdict: Differs,

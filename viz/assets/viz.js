@@ -102,7 +102,7 @@
     v0 = tw0 - (v1 - tw0) * 0.02;
   }
   let step = E.length; // events 0..step-1 are shown (the stepper's |◀ goes back to none)
-  let hood = 0; // 0: global #InCS; i: the neighbourhood of P_i
+  let hood = 0; // 0: global #InCS; i: the neighborhood of P_i
   const vio = D.violation;
   // the step from which the violation shows: 0 for the initial configuration,
   // -1 when it lies outside the detail window
@@ -136,7 +136,7 @@
     legend.appendChild(el);
   });
 
-  // ---- neighbourhood picker (local problems)
+  // ---- neighborhood picker (local problems)
   if (H.local) {
     $("hood-pick").hidden = false;
     const sel = $("hood");

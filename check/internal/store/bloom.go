@@ -7,7 +7,7 @@ package store
 // answers without reading a page of the file; "maybe" reads the page as
 // before. Every new state is such a test, so once the file no longer fits
 // in the page cache the filter saves a disk read for nearly every new
-// state (docs/checker.md, "Past the page cache").
+// state (docs/design/visited-set.md, "The visited set on disk").
 //
 // One lookup touches one block of 512 bits, a cache line: the block is
 // chosen by x[1], and filterK bit positions within it by x[2] and x[0]. A

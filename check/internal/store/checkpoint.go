@@ -18,7 +18,7 @@ import (
 
 // Checkpoint is what a depth-first run with check's Config.Checkpoint
 // saves so that a later run, in another process, continues it instead of
-// starting over (docs/checker.md, "Checkpoints"), as TLC's -recover does. Depth-first
+// starting over (docs/design/visited-set.md, "Checkpoints"), as TLC's -recover does. Depth-first
 // search keeps little besides the visited set: the path from the initial
 // state, with the index of the next action to try in each of its states,
 // and the counts so far. The visited set is the disk set's sorted file

@@ -272,12 +272,13 @@ func (s *Disk) onFile(x FP) (on bool, err error) {
 	return pageHas(s.mapped[off:off+int64(n)*fpBytes], n, s.index[p], x), nil
 }
 
-// The file's fingerprints are hashes, spread evenly over their range, so
-// the position of x among them is close to x's share of the range: pageOf
-// and pageHas start there and search outwards, touching a few cache lines
-// of the index and of the page where a bisection of either touches a dozen
-// (docs/checker.md, "Past the page cache"). Their answers are those of a
-// bisection whatever the fingerprints (TestPageOf, TestPageHas).
+// The file's fingerprints are hashes, spread evenly over their range, so the
+// position of x among them is close to x's share of the range: pageOf and
+// pageHas start there and search outwards, touching a few cache lines of the
+// index and of the page where a bisection of either touches a dozen
+// (docs/design/visited-set.md, "Lookups that start where the fingerprint should
+// be"). Their answers are those of a bisection whatever the fingerprints
+// (TestPageOf, TestPageHas).
 
 // pageOf returns the last page of index (the first fingerprint of each)
 // whose first fingerprint is at most x, or -1 if there is none.

@@ -289,7 +289,7 @@ func TestPageHas(t *testing.T) {
 // memory (200 MB, the page cache's case), half of them present, by
 // bisection of the index and the page (the search pageOf replaced) and
 // by pageOf and pageHas. Alternate the two and compare: the machine's
-// memory latency sets both (docs/checker.md, "Past the page cache").
+// memory latency sets both (docs/results.md, "Visited set on disk").
 func BenchmarkFileLookup(b *testing.B) {
 	const n = 1 << 24
 	rng := rand.New(rand.NewPCG(11, 12))

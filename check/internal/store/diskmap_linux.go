@@ -9,7 +9,7 @@ import (
 // cannot (the set then reads pages with pread). A membership test that
 // misses the table reads one page of the file; mapped, that is a binary
 // search in memory the page cache already holds, without the system call
-// and the copy a pread costs (docs/checker.md, "Visited set on disk").
+// and the copy a pread costs (docs/design/visited-set.md, "The visited set on disk").
 func mapFile(f *os.File, size int64) []byte {
 	if size <= 0 || int64(int(size)) != size {
 		return nil

@@ -15,7 +15,7 @@ import (
 // FP is a 96-bit fingerprint: the first 96 bits of a state's 128-bit hash.
 // A depth-first search stores these, 12 bytes a state, so that the largest
 // spaces fit: with N distinct states the probability of any collision is
-// at most N(N-1)/2 / 2^96, about 6e-12 for N = 10^9 (docs/checker.md). The
+// at most N(N-1)/2 / 2^96, about 6e-12 for N = 10^9 (docs/design/visited-set.md). The
 // all-zero value marks an empty slot and is never stored.
 type FP [3]uint32
 
