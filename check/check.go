@@ -138,7 +138,7 @@ type Config struct {
 	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
-	// sorted file when full (diskfpset.go; docs/design/visited-set.md, "The
+	// sorted file when full (store.Disk; docs/design/visited-set.md, "The
 	// visited set on disk"). The table's share is half of MaxMemory (1 GiB
 	// without a limit), and a Bloom filter over the file takes 1 to 2 bytes a state
 	// on disk, within a quarter of MaxMemory (512 MiB without a limit);
@@ -154,7 +154,7 @@ type Config struct {
 	// continues it. A run that ends (ok, a violation, or a complete search
 	// with an undecided budget stop) spends its checkpoint
 	// (Result.CheckpointSpent), which the caller then removes
-	// (RemoveCheckpoint). checkpoint.go; docs/design/visited-set.md, "Checkpoints".
+	// (RemoveCheckpoint). store.Checkpoint; docs/design/visited-set.md, "Checkpoints".
 	Checkpoint string
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
@@ -374,23 +374,25 @@ func (c Config) Validate() error {
 	case c.Property.N() != n:
 		return fmt.Errorf("check: Property is over %d processes but Machines has %d", c.Property.N(), n)
 	case c.Budget < 0 || c.Budget > 100:
-		return fmt.Errorf("check: Budget = %d is out of range: need 0 <= Budget <= 100", c.Budget)
+		return outOfRange("Budget", c.Budget, "need 0 <= budget <= 100")
 	case c.Budgets != nil && len(c.Budgets) != n:
 		return fmt.Errorf("check: Budgets has %d entries but Machines has %d processes: give one budget per process, or leave Budgets nil", len(c.Budgets), n)
 	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > 100 }):
 		return fmt.Errorf("check: Budgets = %v is out of range: need 0 <= budget <= 100 for every process", c.Budgets)
 	case c.Crashes < 0 || c.Crashes > n:
-		return fmt.Errorf("check: Crashes = %d is out of range: need 0 <= Crashes <= n (n = %d)", c.Crashes, n)
+		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n (n = %d)", n))
 	case c.MaxStates < 0:
-		return fmt.Errorf("check: MaxStates = %d is out of range: need >= 0 (0: no limit)", c.MaxStates)
+		return outOfRange("MaxStates", c.MaxStates, "need >= 0 (0: no limit)")
 	case c.Timeout < 0:
-		return fmt.Errorf("check: Timeout = %v is out of range: need >= 0 (0: none)", c.Timeout)
+		return outOfRange("Timeout", c.Timeout, "need >= 0 (0: none)")
 	case c.Workers < 0 || c.Workers > 256:
-		return fmt.Errorf("check: Workers = %d is out of range: need 0 <= Workers <= 256", c.Workers)
+		return outOfRangeOr0("Workers", c.Workers, "need 1 <= workers <= 256", "one")
 	case c.PartialOrder && !c.DepthFirst:
-		return fmt.Errorf("check: PartialOrder needs DepthFirst (its cycle proviso uses the depth-first stack)")
+		return needs("PartialOrder", "DepthFirst", "its cycle proviso uses the depth-first stack")
 	case c.DeadlockStates < 0:
-		return fmt.Errorf("check: DeadlockStates = %d is out of range: need >= 0", c.DeadlockStates)
+		return outOfRangeOr0("DeadlockStates", c.DeadlockStates, "need >= 1", "DefaultDeadlockStates")
+	case c.ExpectedStates < 0:
+		return outOfRange("ExpectedStates", c.ExpectedStates, "need >= 0 (0: grow as needed)")
 	}
 	if err := c.validateFencing(); err != nil {
 		return err

@@ -332,3 +332,28 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldError: Validate names the field it refuses in a FieldError, with
+// the value and the rule, or the field it needs, so that a caller can name
+// its own input instead (critsec check names the flag).
+func TestFieldError(t *testing.T) {
+	ms := raymondMachines(t, 3, 2)
+	prop := global(t, len(ms), 0, 2)
+	for _, c := range []struct {
+		cfg  check.Config
+		want check.FieldError
+	}{
+		{check.Config{MaxStates: -1}, check.FieldError{Field: "MaxStates", Value: "-1", Why: "is out of range: need >= 0 (0: no limit)"}},
+		{check.Config{Workers: 257}, check.FieldError{Field: "Workers", Value: "257", Why: "is out of range: need 1 <= workers <= 256", Zero: "one"}},
+		{check.Config{ExpectedStates: -1}, check.FieldError{Field: "ExpectedStates", Value: "-1", Why: "is out of range: need >= 0 (0: grow as needed)"}},
+		{check.Config{PartialOrder: true}, check.FieldError{Field: "PartialOrder", Needs: "DepthFirst", Why: "its cycle proviso uses the depth-first stack"}},
+		{check.Config{DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
+	} {
+		cfg := c.cfg
+		cfg.Machines, cfg.Property, cfg.Budget = ms, prop, 2
+		var fe *check.FieldError
+		if err := cfg.Validate(); !errors.As(err, &fe) || *fe != c.want {
+			t.Errorf("%s: %v, want %+v", c.want.Field, err, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/critsec/critsec/alg/raymond"
+	"github.com/critsec/critsec/check/internal/store"
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
 )
@@ -81,7 +82,7 @@ func TestCheckpointLockedAndInterrupted(t *testing.T) {
 			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "test"}
 	}
 	ck := t.TempDir()
-	unlock, held, err := lockCheckpoint(ck)
+	unlock, held, err := store.Lock(ck)
 	if err != nil || held {
 		t.Fatal(held, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/critsec/critsec/check/internal/store"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -49,13 +50,13 @@ func (e *explorer) runCheckpointed() (Result, error) {
 		return e.runDFS()
 	}
 	wrap := func(err error) error {
-		var bad *checkpointError
+		var bad *store.UnusableError
 		if errors.As(err, &bad) {
 			return fmt.Errorf("%w: checkpoint in %s: %w", ErrConfig, dir, err)
 		}
 		return fmt.Errorf("checkpoint in %s: %w", dir, err)
 	}
-	unlock, held, err := lockCheckpoint(dir)
+	unlock, held, err := store.Lock(dir)
 	if held {
 		return Result{}, fmt.Errorf("%w: checkpoint in %s: another run is using it: wait for it to end, or give another directory", ErrConfig, dir)
 	}
@@ -63,7 +64,7 @@ func (e *explorer) runCheckpointed() (Result, error) {
 		return Result{}, wrap(err)
 	}
 	defer unlock()
-	c, err := e.loadCheckpoint(dir)
+	c, err := store.Load(dir, e.checkpointKey(), noAction)
 	if err == nil && c != nil {
 		err = e.seedTables(dir, c)
 	}
@@ -126,8 +127,8 @@ type explorer struct {
 	// resume is the checkpoint a depth-first run continues, or nil;
 	// savedKeys counts the keys of the interning tables saved in the
 	// checkpoint's directory so far (checkpoint.go).
-	resume    *checkpoint
-	savedKeys [2]keyCount
+	resume    *store.Checkpoint
+	savedKeys [2]store.KeyCount
 	ckFPs     string // the fingerprint file of the checkpoint saved last
 }
 
@@ -225,6 +226,9 @@ func sendsTo(m cs.Machine, n int) uint64 {
 	return to
 }
 
+// run is the breadth-first search, one level of the frontier at a time:
+// phase 1 (expand), the level's counts and findings (tally), its limits,
+// phase 2 (claim, then number).
 func (e *explorer) run() Result {
 	var res Result
 	e.visited = newShardedSet()
@@ -242,58 +246,25 @@ func (e *explorer) run() Result {
 	for depth := 0; front.len() > 0; depth++ {
 		res.Depth = depth
 		outs, limit := e.expand(front)
-		var viol *finding
-		for _, o := range outs {
-			res.Transitions += o.transitions
-			res.BudgetStops += o.stops
-			if o.undecided != nil && undecided == nil {
-				undecided = o.undecided
-				e.undecided = &undecided.prob
-			}
-			if o.viol != nil {
-				// Whether later chunks ran depends on timing; their
-				// counts are left out, so that they do not depend on
-				// the number of workers.
-				viol = o.viol
-				break
-			}
-		}
-		if viol != nil {
+		if viol := e.tally(&res, outs, &undecided); viol != nil {
 			res.Verdict = Violated
 			res.Violation = e.violation(base, viol)
 			return res
 		}
-		switch limit {
-		case limitTimeout:
-			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("timeout %v reached at depth %d", e.cfg.Timeout, depth)
-			return res
-		case limitMemory:
-			res.Verdict, res.Reason = Incomplete, memoryReason(e.cfg.MaxMemory, depth, res.States)
+		if reason := e.limitReason(limit, depth, res.States); reason != "" {
+			res.Verdict, res.Reason = Incomplete, reason
 			return res
 		}
 		// Phase 2.
 		if !e.direct {
 			e.claim(outs)
 		}
-		next := &frontier{refs: make([]stateRef, 0, front.len())}
 		nextBase := len(e.parent)
-		for _, o := range outs {
-			arena := uint32(len(next.arenas))
-			next.arenas = append(next.arenas, o.words)
-			for _, c := range o.cands {
-				if !e.direct && !c.won {
-					continue
-				}
-				e.parent = append(e.parent, uint32(base+c.from))
-				e.act = append(e.act, c.act)
-				next.refs = append(next.refs, stateRef{arena: arena, off: c.off})
-				res.States++
-				if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
-					res.Depth = depth + 1
-					res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached at depth %d", e.cfg.MaxStates, depth+1)
-					return res
-				}
-			}
+		next, full := e.number(&res, outs, base, front.len())
+		if full {
+			res.Depth = depth + 1
+			res.Verdict, res.Reason = Incomplete, fmt.Sprintf("max-states %d reached at depth %d", e.cfg.MaxStates, depth+1)
+			return res
 		}
 		front, base = next, nextBase
 		if e.cfg.Progress != nil {
@@ -307,6 +278,65 @@ func (e *explorer) run() Result {
 	}
 	res.Verdict = OK
 	return res
+}
+
+// tally adds the counts of a level's chunks, outs, to res, keeps the first
+// undecided budget stop in *undecided, and returns the first violation in
+// chunk order, or nil.
+func (e *explorer) tally(res *Result, outs []chunkOut, undecided **finding) *finding {
+	for _, o := range outs {
+		res.Transitions += o.transitions
+		res.BudgetStops += o.stops
+		if o.undecided != nil && *undecided == nil {
+			*undecided = o.undecided
+			e.undecided = &o.undecided.prob
+		}
+		if o.viol != nil {
+			// Whether later chunks ran depends on timing; their counts
+			// are left out, so that they do not depend on the number of
+			// workers.
+			return o.viol
+		}
+	}
+	return nil
+}
+
+// limitReason is the Incomplete reason of a level whose phase 1 a limit
+// stopped, or "" for limitNone.
+func (e *explorer) limitReason(limit int32, depth int, states int64) string {
+	switch limit {
+	case limitTimeout:
+		return fmt.Sprintf("timeout %v reached at depth %d", e.cfg.Timeout, depth)
+	case limitMemory:
+		return memoryReason(e.cfg.MaxMemory, depth, states)
+	}
+	return ""
+}
+
+// number gives the new states of a level, the winning candidates of outs
+// in chunk order (every candidate when the level was direct), the next ids
+// with their parents (base is the id of the frontier's first state) and
+// actions, and returns them as the next frontier (room for size states
+// at first); full reports that MaxStates was reached first.
+func (e *explorer) number(res *Result, outs []chunkOut, base, size int) (next *frontier, full bool) {
+	next = &frontier{refs: make([]stateRef, 0, size)}
+	for _, o := range outs {
+		arena := uint32(len(next.arenas))
+		next.arenas = append(next.arenas, o.words)
+		for _, c := range o.cands {
+			if !e.direct && !c.won {
+				continue
+			}
+			e.parent = append(e.parent, uint32(base+c.from))
+			e.act = append(e.act, c.act)
+			next.refs = append(next.refs, stateRef{arena: arena, off: c.off})
+			res.States++
+			if e.cfg.MaxStates > 0 && res.States >= int64(e.cfg.MaxStates) {
+				return next, true
+			}
+		}
+	}
+	return next, false
 }
 
 // claim inserts the candidates of outs into the visited set and marks the

@@ -1,5 +1,7 @@
 package check
 
+import "github.com/critsec/critsec/check/internal/store"
+
 // MemoEntries lets tests shrink or disable the memo of machine calls.
 var MemoEntries = &memoEntries
 
@@ -8,4 +10,4 @@ var MemoEntries = &memoEntries
 var MergeCrashed = &mergeCrashed
 
 // CheckpointSaved lets tests see each checkpoint a run saves.
-var CheckpointSaved = &checkpointSaved
+var CheckpointSaved = &store.Saved

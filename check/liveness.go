@@ -588,9 +588,9 @@ func (c Config) validateLiveness() error {
 	n := len(c.Machines)
 	switch {
 	case c.LivenessStates < 0:
-		return fmt.Errorf("check: LivenessStates = %d is out of range: need >= 0", c.LivenessStates)
+		return outOfRangeOr0("LivenessStates", c.LivenessStates, "need >= 1", "DefaultLivenessStates")
 	case c.FairBound < 0 || c.FairBound > 250:
-		return fmt.Errorf("check: FairBound = %d is out of range: need 0 <= FairBound <= 250", c.FairBound)
+		return outOfRange("FairBound", c.FairBound, "need 0 <= bound <= 250 (0: exact weak fairness)")
 	case !c.Liveness:
 		return nil
 	case c.Unordered:

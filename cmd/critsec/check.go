@@ -180,87 +180,22 @@ type checkViolat struct {
 	Lasso string `json:"lasso,omitempty"`
 }
 
+// runCheck is `critsec check`: the flags, the run, the report.
 func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	pr, err := f.problem.resolve(cmd.Flags())
 	if err != nil {
 		return err
 	}
-	n := pr.Params.N
-	if err := f.budget.validate(n); err != nil {
+	if err := f.validate(cmd, pr.Params.N); err != nil {
 		return err
 	}
-	switch {
-	case f.maxStates < 0:
-		return badInput("--max-states %d is out of range: need >= 0 (0: no limit)", f.maxStates)
-	case f.maxStates == 0 && n > checkSafeN:
-		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
-	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
-		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
-	case n > check.MaxN:
-		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
-	case f.timeout < 0:
-		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
-	case f.workers < 1 || f.workers > 256:
-		return badInput("--workers %d is out of range: need 1 <= workers <= 256", f.workers)
-	case f.expected < 0:
-		return badInput("--expected-states %d is out of range: need >= 0 (0: grow as needed)", f.expected)
-	case f.search != "bfs" && f.search != "dfs":
-		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
-	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
-		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
-	case f.search == "dfs" && cmd.Flags().Changed("workers"):
-		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
-	case f.diskDir != "" && f.search != "dfs":
-		return badInput("--disk-dir keeps the depth-first visited set on disk: add --search dfs, or leave it out")
-	case f.checkpoint != "" && f.diskDir == "":
-		return badInput("--checkpoint saves the visited set's file on disk: add --disk-dir DIR (and --search dfs)")
-	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
-		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
-	case f.ckEvery < time.Second:
-		return badInput("--checkpoint-every %v is out of range: need >= 1s (each save rewrites the visited set's file), e.g. 10m", f.ckEvery)
-	case f.reduce != "none" && f.reduce != "por":
-		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
-	case f.reduce == "por" && f.search != "dfs":
-		return badInput("--reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs")
-	case f.deadlockStates < 1:
-		return badInput("--deadlock-states %d is out of range: need >= 1", f.deadlockStates)
-	}
-	if err := f.checkLivenessFlags(cmd); err != nil {
-		return err
-	}
-	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
-		return err
-	}
-	if err := check.ValidateDiskDir(f.diskDir); err != nil {
-		return badInput("--disk-dir %s is not a writable directory: %v", f.diskDir, err)
-	}
-	if err := check.ValidateDiskDir(f.checkpoint); err != nil {
-		return badInput("--checkpoint %s is not a writable directory: %v", f.checkpoint, err)
-	}
-	var binary string // names the build a checkpoint is bound to
-	if f.checkpoint != "" {
-		id, err := binaryID()
-		if err != nil {
-			return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
-		}
-		binary = id
-	}
-	crashes, det, err := f.faults.config(n, cmd.Flags().Changed("detector"))
+	crashes, det, err := f.faults.config(pr.Params.N, cmd.Flags().Changed("detector"))
 	if err != nil {
 		return err
 	}
-	for tag := range strings.SplitSeq(f.abstract, ",") {
-		if f.abstract == "" {
-			break
-		}
-		if tag == "" {
-			return badInput("--abstract %q: an empty name; give mx, kmex or mx,kmex", f.abstract)
-		}
-		if err := pr.Abstract(tag); err != nil {
-			return badInput("--%v", err)
-		}
+	if err := f.abstractChildren(&pr); err != nil {
+		return err
 	}
-	lo, hi := pr.bounds()
 	ms, err := pr.machines()
 	if err != nil {
 		return err
@@ -268,65 +203,35 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := checkFencing(f.fencing, pr.Alg.Name, ms); err != nil {
 		return err
 	}
-	// The trace file is opened before the run, so a path that cannot be
-	// written is refused at once, not after a long search.
-	var tf *os.File
-	if f.tracePath != "" {
-		if tf, err = os.Create(f.tracePath); err != nil {
-			return badInput("--trace %s: %v", f.tracePath, err)
-		}
-		defer tf.Close()
-	}
-	var vf *os.File
-	if f.vizPath != "" {
-		if vf, err = os.Create(f.vizPath); err != nil {
-			return badInput("--viz %s: %v", f.vizPath, err)
-		}
-		defer vf.Close()
-	}
-	// The explorer allocates many small, long-lived objects: collecting
-	// half as often is about 10% faster for 25% more memory.
-	debug.SetGCPercent(200)
-	if f.search == "dfs" && f.expected > 0 {
-		// A pre-sized depth-first table is nearly all of the live heap and
-		// holds no pointers: give the garbage (clones of machines) about
-		// 3 GB of room instead of twice the table's size.
-		table := float64(f.expected) * 16 // 12-byte slots at load 3/4
-		debug.SetGCPercent(int(min(200, max(25, 100*3*(1<<30)/table))))
-	}
-	// --max-memory is a ceiling for the whole heap: the collector works
-	// harder near it, and the run stops (incomplete) when what is live
-	// reaches 70 % of it, before the collector runs nearly all the time.
 	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
-	if maxMemory > 0 {
-		debug.SetMemoryLimit(int64(maxMemory))
-		defer debug.SetMemoryLimit(math.MaxInt64)
-	}
-	cfg := check.Config{
-		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
-		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
-		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
+	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
+	if err := cfg.Validate(); err != nil {
+		return checkConfigError(err)
 	}
 	if f.checkpoint != "" {
-		// The algorithm and its options (variants such as mutin and
-		// mutin-paper start in equal states), and the binary: another
-		// build may explore another graph from the same initial state.
-		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
-		cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
-		if f.fencing {
-			cfg.CheckpointID += " | fencing"
+		stop, err := f.bindCheckpoint(&cfg, &pr)
+		if err != nil {
+			return err
 		}
-		// SIGINT or SIGTERM stops the run and saves; a second one kills.
-		ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stopSignals()
-		go func() { <-ctx.Done(); stopSignals() }()
-		cfg.Interrupt = ctx.Done()
+		defer stop()
 	}
+	// The trace and HTML files are opened before the run, so a path that
+	// cannot be written is refused at once, not after a long search.
+	tf, err := createFlagFile("trace", f.tracePath)
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	vf, err := createFlagFile("viz", f.vizPath)
+	if err != nil {
+		return err
+	}
+	defer vf.Close()
+	tuneMemory(f.search == "dfs", f.expected, maxMemory)
+	defer debug.SetMemoryLimit(math.MaxInt64)
 	res, err := check.Run(cfg)
 	if errors.Is(err, check.ErrConfig) {
-		return badInput("%v", err)
+		return checkConfigError(err)
 	}
 	if err != nil {
 		return err // an I/O error reading a checkpoint: exit status 3
@@ -340,10 +245,224 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		}
 		concrete = &found
 	}
+	s := f.summary(&pr, cfg, res, crashes, det)
+	s.Concrete, s.ConcreteWhy = concrete, concreteWhy
+	return f.report(cmd, &pr, res, s, tf, vf)
+}
+
+// report writes the counterexample of res to the --trace and --viz files
+// tf and vf (nil: none) and the summary s to standard output, removes a
+// checkpoint the run spent, and returns the command's outcome.
+func (f *checkFlags) report(cmd *cobra.Command, pr *problem, res check.Result, s checkSummary, tf, vf *os.File) error {
+	// The trace is written before the report (a reader that closes
+	// standard output early must not cut it short); its error comes after
+	// the report, so it loses no verdict, and a violation's status (1)
+	// wins over the I/O error's (3).
+	var traceErr error
+	if tf != nil {
+		traceErr = f.writeTrace(tf, *pr, res)
+	}
+	if vf != nil {
+		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(*pr, res), res))
+	}
+	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
+		return err
+	}
+	if res.CheckpointSpent && traceErr == nil {
+		// The result is out: the checkpoint that led to it has served.
+		traceErr = check.RemoveCheckpoint(f.checkpoint)
+	}
+	return outcome(cmd, res.Verdict != check.OK, traceErr)
+}
+
+// bindCheckpoint binds cfg's checkpoint to the algorithm, its options and
+// this binary, and makes SIGINT and SIGTERM stop the run and save (a
+// second one kills); stop stops listening for them.
+func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func(), err error) {
+	binary, err := binaryID()
+	if err != nil {
+		return nil, badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+	}
+	// The algorithm and its options (variants such as mutin and
+	// mutin-paper start in equal states), and the binary: another build
+	// may explore another graph from the same initial state.
+	cfg.CheckpointID = fmt.Sprintf("%s %+v | critsec binary %s", pr.Alg.Name, pr.Params, binary)
+	if f.fencing {
+		cfg.CheckpointID += " | fencing"
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stopSignals() }()
+	cfg.Interrupt = ctx.Done()
+	return stopSignals, nil
+}
+
+// validate refuses flags that are out of range for an algorithm on n
+// processes, or that do not apply together.
+func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
+	if err := f.budget.validate(n); err != nil {
+		return err
+	}
+	switch {
+	case f.maxStates == 0 && n > checkSafeN:
+		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
+	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
+		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
+	case n > check.MaxN:
+		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
+	case f.search != "bfs" && f.search != "dfs":
+		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
+	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
+		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
+	case f.search == "dfs" && cmd.Flags().Changed("workers"):
+		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
+	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
+		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
+	case f.ckEvery < time.Second:
+		return badInput("--checkpoint-every %v is out of range: need >= 1s (each save rewrites the visited set's file), e.g. 10m", f.ckEvery)
+	case f.reduce != "none" && f.reduce != "por":
+		return badInput("--reduce %q: choose none or por (partial-order reduction)", f.reduce)
+	}
+	// The library reads 0 as its default (check.FieldError.Zero); on the
+	// command line the default is the flag's own, given by leaving the
+	// flag out.
+	for _, z := range []struct {
+		name string
+		v    int
+	}{{"workers", f.workers}, {"deadlock-states", f.deadlockStates}, {"liveness-states", f.livenessStates}} {
+		if z.v == 0 {
+			return badInput("--%s 0 is out of range: need >= 1 (leave --%s out for its default)", z.name, z.name)
+		}
+	}
+	if err := f.checkLivenessFlags(cmd); err != nil {
+		return err
+	}
+	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
+		return err
+	}
+	return nil
+}
+
+// abstractChildren replaces the child objects that --abstract names by
+// their specification.
+func (f *checkFlags) abstractChildren(pr *problem) error {
+	for tag := range strings.SplitSeq(f.abstract, ",") {
+		if f.abstract == "" {
+			break
+		}
+		if tag == "" {
+			return badInput("--abstract %q: an empty name; give mx, kmex or mx,kmex", f.abstract)
+		}
+		if err := pr.Abstract(tag); err != nil {
+			return badInput("--%v", err)
+		}
+	}
+	return nil
+}
+
+// createFlagFile creates the file path of flag name, or returns nil when
+// path is "" (closing a nil *os.File is a harmless error).
+func createFlagFile(name, path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, badInput("--%s %s: %v", name, path, err)
+	}
+	return f, nil
+}
+
+// tuneMemory sets the garbage collector for a run, depth-first or not,
+// with a visited set sized for expected states (0: not sized) and a heap
+// ceiling of maxMemory bytes (0: none).
+func tuneMemory(dfs bool, expected int, maxMemory uint64) {
+	// The explorer allocates many small, long-lived objects: collecting
+	// half as often is about 10% faster for 25% more memory.
+	debug.SetGCPercent(200)
+	if dfs && expected > 0 {
+		// A pre-sized depth-first table is nearly all of the live heap and
+		// holds no pointers: give the garbage (clones of machines) about
+		// 3 GB of room instead of twice the table's size.
+		table := float64(expected) * 16 // 12-byte slots at load 3/4
+		debug.SetGCPercent(int(min(200, max(25, 100*3*(1<<30)/table))))
+	}
+	// --max-memory is a ceiling for the whole heap: the collector works
+	// harder near it, and the run stops (incomplete) when what is live
+	// reaches 70 % of it, before the collector runs nearly all the time.
+	if maxMemory > 0 {
+		debug.SetMemoryLimit(int64(maxMemory))
+	}
+}
+
+// checkFlagOf names the flag that sets each check.Config field critsec
+// check sets from a flag, and what to add when the field is needed.
+var checkFlagOf = map[string]struct{ name, add string }{
+	"Budget":          {"--budget", "--budget B"},
+	"Crashes":         {"--crashes", "--crashes C"},
+	"MaxStates":       {"--max-states", "--max-states N"},
+	"Timeout":         {"--timeout", "--timeout D"},
+	"Workers":         {"--workers", "--workers W"},
+	"DeadlockStates":  {"--deadlock-states", "--deadlock-states N"},
+	"ExpectedStates":  {"--expected-states", "--expected-states N"},
+	"DepthFirst":      {"--search dfs", "--search dfs"},
+	"PartialOrder":    {"--reduce por", "--reduce por"},
+	"DiskDir":         {"--disk-dir", "--disk-dir DIR"},
+	"Checkpoint":      {"--checkpoint", "--checkpoint DIR"},
+	"CheckpointEvery": {"--checkpoint-every", "--checkpoint-every D"},
+	"Liveness":        {"--liveness", "--liveness"},
+	"LivenessStates":  {"--liveness-states", "--liveness-states N"},
+	"FairBound":       {"--fair-bound", "--fair-bound B"},
+}
+
+// checkConfigError is the one-line bad-input error of err, which
+// check.Config.Validate returned: a field's rule is stated by the library
+// (check.FieldError) and told here with the names of the flags.
+func checkConfigError(err error) error {
+	var fe *check.FieldError
+	if !errors.As(err, &fe) {
+		return badInput("%v", err)
+	}
+	field, ok := checkFlagOf[fe.Field]
+	if !ok {
+		return badInput("%v", err)
+	}
+	if fe.Needs == "" {
+		return badInput("%s %s %s", field.name, fe.Value, fe.Why)
+	}
+	need, ok := checkFlagOf[fe.Needs]
+	if !ok {
+		return badInput("%v", err)
+	}
+	why := ""
+	if fe.Why != "" {
+		why = " (" + fe.Why + ")"
+	}
+	return badInput("%s needs %s%s: add %s, or leave %s out", field.name, need.name, why, need.add, field.name)
+}
+
+// config is the check.Config of the flags, for machines ms of problem pr,
+// with a heap ceiling of maxMemory bytes.
+func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, crashes int, det check.Detector, maxMemory uint64) check.Config {
+	cfg := check.Config{
+		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
+		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
+		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
+		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
+		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
+	}
+	if f.checkpoint != "" {
+		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
+	}
+	return cfg
+}
+
+// summary is the report of result res of a run of cfg.
+func (f *checkFlags) summary(pr *problem, cfg check.Config, res check.Result, crashes int, det check.Detector) checkSummary {
+	lo, hi := pr.bounds()
 	s := checkSummary{
-		Result: string(res.Verdict), Alg: pr.Alg.Name, N: n, L: pr.Params.L, K: pr.Params.K,
+		Result: string(res.Verdict), Alg: pr.Alg.Name, N: pr.Params.N, L: pr.Params.L, K: pr.Params.K,
 		Lo: lo, Hi: hi, Topology: pr.topologyName(), LocalBounds: pr.localBounds(), Budget: f.budget.max(), Budgets: f.budget.perBudgets(), FIFO: !f.unordered, Search: f.search,
-		Reduce: f.reduce, Crashes: crashes, Fencing: f.fencing, Abstract: f.abstract, Concrete: concrete, ConcreteWhy: concreteWhy,
+		Reduce: f.reduce, Crashes: crashes, Fencing: f.fencing, Abstract: f.abstract,
 		States: res.States, Transitions: res.Transitions, Depth: res.Depth, BudgetStops: res.BudgetStops,
 		Seconds: res.Seconds, StatesPerS: res.StatesPerSecond(), Reason: res.Reason, Position: res.Position,
 	}
@@ -373,25 +492,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 			}
 		}
 	}
-	// The trace is written before the report (a reader that closes
-	// standard output early must not cut it short); its error comes after
-	// the report, so it loses no verdict, and a violation's status (1)
-	// wins over the I/O error's (3).
-	var traceErr error
-	if tf != nil {
-		traceErr = f.writeTrace(tf, pr, res)
-	}
-	if vf != nil {
-		traceErr = errors.Join(traceErr, writeCheckViz(vf, f.vizPath, f.traceHeader(pr, res), res))
-	}
-	if err := printSummary(cmd.OutOrStdout(), f.json, s, func(w io.Writer) { printCheck(w, s, f.tracePath) }); err != nil {
-		return err
-	}
-	if res.CheckpointSpent && traceErr == nil {
-		// The result is out: the checkpoint that led to it has served.
-		traceErr = check.RemoveCheckpoint(f.checkpoint)
-	}
-	return outcome(cmd, res.Verdict != check.OK, traceErr)
+	return s
 }
 
 // checkFencing refuses --fencing (on) for algorithm alg when its machines
@@ -623,10 +724,6 @@ func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
 		return nil
 	}
 	switch {
-	case f.livenessStates < 1:
-		return badInput("--liveness-states %d is out of range: need >= 1", f.livenessStates)
-	case f.fairBound < 0 || f.fairBound > 250:
-		return badInput("--fair-bound %d is out of range: need 0 <= fair-bound <= 250 (0: exact weak fairness)", f.fairBound)
 	case f.tracePath != "" || f.vizPath != "":
 		return badInput("--trace and --viz do not take a starvation lasso yet (the trace format has no cycle): leave them out with --liveness; the path is printed")
 	case f.search != "bfs" || f.reduce != "none" || f.diskDir != "" || fl.Changed("expected-states"):

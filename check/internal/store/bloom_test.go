@@ -1,4 +1,4 @@
-package check
+package store
 
 import (
 	"math/rand/v2"
@@ -10,16 +10,16 @@ import (
 // never added, "maybe" at most at the rates the filter's doc comment
 // states: 0.25 % while it holds half its capacity (where a merge that
 // grows it leaves it), 3 % when full, and 25 % with twice its capacity
-// (a filter that may not grow, diskFPSet.filterCapacity).
+// (a filter that may not grow, Disk.filterCapacity).
 func TestFilterFalsePositives(t *testing.T) {
 	const n = 1 << 20
 	rng := rand.New(rand.NewPCG(5, 6))
-	random := func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} }
-	f := newFPFilter(n)
+	random := func() FP { return FP{rng.Uint32(), rng.Uint32(), rng.Uint32()} }
+	f := newBloom(n)
 	if got := int64(len(f.blocks)) * 64; got != n*filterBits/8 {
 		t.Fatalf("%d bytes for %d fingerprints, want %d", got, n, n*filterBits/8)
 	}
-	var added []fp96
+	var added []FP
 	for _, c := range []struct {
 		fill int     // fingerprints in the filter
 		max  float64 // largest false-positive rate allowed
@@ -47,7 +47,7 @@ func TestFilterFalsePositives(t *testing.T) {
 			t.Errorf("%d fingerprints in a filter for %d: false positives %.3f %%, want at most %.2f %%", c.fill, n, 100*rate, 100*c.max)
 		}
 	}
-	var none *fpFilter
+	var none *bloom
 	if !none.mayHave(random()) {
 		t.Error("a nil filter ruled a fingerprint out")
 	}

@@ -1,4 +1,4 @@
-package check
+package store
 
 import (
 	"bufio"
@@ -42,26 +42,26 @@ func TestDiskFPSet(t *testing.T) {
 		}
 		t.Cleanup(func() { diskMapFile = mapFile })
 		dir := t.TempDir()
-		s, err := newDiskFPSet(dir, c.capacity, c.maxBytes)
+		s, err := NewDisk(dir, c.capacity, c.maxBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := len(s.slots)
 		rng := rand.New(rand.NewPCG(1, 2))
-		want := map[fp96]bool{}
-		var all []fp96
+		want := map[FP]bool{}
+		var all []FP
 		for i := range c.n {
-			var x fp96
+			var x FP
 			if len(all) > 0 && rng.IntN(3) == 0 {
 				x = all[rng.IntN(len(all))] // seen before: in the table or on disk
 			} else {
-				x = fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+				x = FP{rng.Uint32(), rng.Uint32(), rng.Uint32()}
 				if rng.IntN(8) == 0 {
 					x[0] = all0(all, rng) // shares x[0] with another: ties broken by x[1], x[2]
 				}
 				all = append(all, x)
 			}
-			added, err := s.insert(x)
+			added, err := s.Insert(x)
 			if err != nil {
 				t.Fatalf("%s: insert %d: %v", c.name, i, err)
 			}
@@ -73,8 +73,8 @@ func TestDiskFPSet(t *testing.T) {
 		if grew := len(s.slots) > first; grew != (c.capacity == 0) {
 			t.Fatalf("%s: %d slots, %d at first", c.name, len(s.slots), first)
 		}
-		if s.merges < 10 || s.reads == 0 || s.states() != int64(len(want)) {
-			t.Fatalf("%s: %d merges, %d states (want >= 10 merges, %d states)", c.name, s.merges, s.states(), len(want))
+		if s.merges < 10 || s.reads == 0 || s.Len() != int64(len(want)) {
+			t.Fatalf("%s: %d merges, %d states (want >= 10 merges, %d states)", c.name, s.merges, s.Len(), len(want))
 		}
 		limit := int64(s.maxBytes / 2 * 8 / filterBits)
 		// The small filter (the one case that allows more than 2.5 %) is outgrown.
@@ -89,7 +89,7 @@ func TestDiskFPSet(t *testing.T) {
 		reads := s.reads
 		const fresh = 10_000
 		for range fresh {
-			if has, err := s.has(fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}); has || err != nil {
+			if has, err := s.Has(FP{rng.Uint32(), rng.Uint32(), rng.Uint32()}); has || err != nil {
 				t.Fatalf("%s: a fingerprint never added: has %v (%v)", c.name, has, err)
 			}
 		}
@@ -97,17 +97,17 @@ func TestDiskFPSet(t *testing.T) {
 			t.Fatalf("%s: %.1f %% of the fingerprints never added read a page, want at most %.1f %%", c.name, 100*got, 100*c.maxFP)
 		}
 		for x := range want {
-			if has, err := s.has(x); !has || err != nil {
+			if has, err := s.Has(x); !has || err != nil {
 				t.Fatalf("%s: %v lost: %v", c.name, x, err)
 			}
 			y := x
 			y[2]++
-			if has, err := s.has(y); has != want[y] || err != nil {
+			if has, err := s.Has(y); has != want[y] || err != nil {
 				t.Fatalf("%s: %v: has %v, want %v (%v)", c.name, y, has, want[y], err)
 			}
 		}
 		fi, err := os.Stat(filepath.Join(s.dir, "fps"))
-		if err != nil || fi.Size() < s.onDisk*fp96Bytes {
+		if err != nil || fi.Size() < s.onDisk*fpBytes {
 			t.Fatalf("%s: file %v, %d fingerprints", c.name, err, s.onDisk)
 		}
 		if s.mapped != nil && int64(len(s.mapped)) != fi.Size() {
@@ -116,7 +116,7 @@ func TestDiskFPSet(t *testing.T) {
 		if c.pread && s.mapped != nil || !c.pread && runtime.GOOS == "linux" && s.mapped == nil {
 			t.Fatalf("%s: mapped %v on %s", c.name, s.mapped != nil, runtime.GOOS)
 		}
-		if err := s.close(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
@@ -135,15 +135,15 @@ func TestDiskFPSetTruncated(t *testing.T) {
 			diskMapFile = func(*os.File, int64) []byte { return nil }
 		}
 		t.Cleanup(func() { diskMapFile = mapFile })
-		s, err := newDiskFPSet(t.TempDir(), 1000, 0)
+		s, err := NewDisk(t.TempDir(), 1000, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(3, 4))
-		var all []fp96
+		var all []FP
 		for s.merges == 0 {
-			x := fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
-			if _, err := s.insert(x); err != nil {
+			x := FP{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+			if _, err := s.Insert(x); err != nil {
 				t.Fatal(err)
 			}
 			all = append(all, x)
@@ -155,7 +155,7 @@ func TestDiskFPSetTruncated(t *testing.T) {
 		for _, x := range all {
 			// In the file: the filter lets every lookup through, and it
 			// reads a page unless x is the first of one (in the index).
-			if _, err := s.has(x); err != nil {
+			if _, err := s.Has(x); err != nil {
 				if !strings.Contains(err.Error(), "visited set on disk: read page") {
 					t.Fatalf("pread %v: %v", pread, err)
 				}
@@ -165,13 +165,13 @@ func TestDiskFPSetTruncated(t *testing.T) {
 		if failed == 0 {
 			t.Fatalf("pread %v: no lookup failed on a truncated file", pread)
 		}
-		if err := s.close(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func all0(all []fp96, rng *rand.Rand) uint32 {
+func all0(all []FP, rng *rand.Rand) uint32 {
 	if len(all) == 0 {
 		return 7
 	}
@@ -181,7 +181,7 @@ func all0(all []fp96, rng *rand.Rand) uint32 {
 // TestValidateDiskDir: a missing directory and a file are refused.
 func TestValidateDiskDir(t *testing.T) {
 	dir := t.TempDir()
-	if err := ValidateDiskDir(dir); err != nil {
+	if err := ValidateDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	f := dir + "/file"
@@ -189,7 +189,7 @@ func TestValidateDiskDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{dir + "/missing", f} {
-		if err := ValidateDiskDir(d); err == nil {
+		if err := ValidateDir(d); err == nil {
 			t.Errorf("%s accepted", d)
 		}
 	}
@@ -199,16 +199,16 @@ func TestValidateDiskDir(t *testing.T) {
 }
 
 // sortedFPs returns n distinct sorted fingerprints drawn by draw.
-func sortedFPs(n int, draw func() fp96) []fp96 {
-	seen := map[fp96]bool{}
-	var xs []fp96
+func sortedFPs(n int, draw func() FP) []FP {
+	seen := map[FP]bool{}
+	var xs []FP
 	for len(xs) < n {
-		if x := draw(); x != (fp96{}) && !seen[x] {
+		if x := draw(); x != (FP{}) && !seen[x] {
 			seen[x] = true
 			xs = append(xs, x)
 		}
 	}
-	slices.SortFunc(xs, cmpFP96)
+	slices.SortFunc(xs, cmpFP)
 	return xs
 }
 
@@ -216,24 +216,24 @@ func sortedFPs(n int, draw func() fp96) []fp96 {
 // the hashes' even spread, for which the guesses are close, and spreads
 // for which they are far off (one x[0] for all, a narrow range, two
 // clusters at the ends).
-func fpDraws(rng *rand.Rand) map[string]func() fp96 {
-	return map[string]func() fp96{
-		"even":      func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} },
-		"one x[0]":  func() fp96 { return fp96{7, rng.Uint32N(4), rng.Uint32()} },
-		"narrow":    func() fp96 { return fp96{1<<31 + rng.Uint32N(100), rng.Uint32N(3), rng.Uint32N(50)} },
-		"clustered": func() fp96 { return fp96{rng.Uint32N(2) * (1<<32 - 1000), rng.Uint32(), rng.Uint32()} },
+func fpDraws(rng *rand.Rand) map[string]func() FP {
+	return map[string]func() FP{
+		"even":      func() FP { return FP{rng.Uint32(), rng.Uint32(), rng.Uint32()} },
+		"one x[0]":  func() FP { return FP{7, rng.Uint32N(4), rng.Uint32()} },
+		"narrow":    func() FP { return FP{1<<31 + rng.Uint32N(100), rng.Uint32N(3), rng.Uint32N(50)} },
+		"clustered": func() FP { return FP{rng.Uint32N(2) * (1<<32 - 1000), rng.Uint32(), rng.Uint32()} },
 	}
 }
 
 // probes are x itself, its neighbours in the full order, and values beyond
 // every fingerprint of xs.
-func probes(xs []fp96) []fp96 {
-	ps := []fp96{{0, 0, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}
+func probes(xs []FP) []FP {
+	ps := []FP{{0, 0, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}
 	for _, x := range xs {
 		lo, hi := x, x
 		lo[2]--
 		hi[2]++
-		ps = append(ps, x, lo, hi, fp96{x[0], x[1] + 1, 0})
+		ps = append(ps, x, lo, hi, FP{x[0], x[1] + 1, 0})
 	}
 	return ps
 }
@@ -255,8 +255,8 @@ func TestPageOf(t *testing.T) {
 }
 
 // bisectPage is pageOf by bisection, the search pageOf replaced.
-func bisectPage(index []fp96, x fp96) int {
-	return sort.Search(len(index), func(i int) bool { return cmpFP96(index[i], x) > 0 }) - 1
+func bisectPage(index []FP, x FP) int {
+	return sort.Search(len(index), func(i int) bool { return cmpFP(index[i], x) > 0 }) - 1
 }
 
 // TestPageHas: the interpolated search in a page answers as a lookup in
@@ -267,14 +267,14 @@ func TestPageHas(t *testing.T) {
 	for name, draw := range fpDraws(rng) {
 		for _, n := range []int{1, 2, 3, 50, diskPageFPs} {
 			xs := sortedFPs(n, draw)
-			page := make([]byte, n*fp96Bytes)
-			in := map[fp96]bool{}
+			page := make([]byte, n*fpBytes)
+			in := map[FP]bool{}
 			for i, x := range xs {
-				putFP96(page[i*fp96Bytes:], x)
+				putFP(page[i*fpBytes:], x)
 				in[x] = true
 			}
 			for _, x := range probes(xs) {
-				if cmpFP96(x, xs[0]) <= 0 {
+				if cmpFP(x, xs[0]) <= 0 {
 					continue // the index answers these
 				}
 				if got := pageHas(page, n, xs[0], x); got != in[x] {
@@ -293,7 +293,7 @@ func TestPageHas(t *testing.T) {
 func BenchmarkFileLookup(b *testing.B) {
 	const n = 1 << 24
 	rng := rand.New(rand.NewPCG(11, 12))
-	fps := sortedFPs(n, func() fp96 { return fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()} })
+	fps := sortedFPs(n, func() FP { return FP{rng.Uint32(), rng.Uint32(), rng.Uint32()} })
 	var buf bytes.Buffer // the file as a merge writes it
 	w := &fpWriter{w: bufio.NewWriter(&buf)}
 	for _, x := range fps {
@@ -303,14 +303,14 @@ func BenchmarkFileLookup(b *testing.B) {
 		b.Fatal(err)
 	}
 	file, index := buf.Bytes(), w.index
-	probes := make([]fp96, 1<<20)
+	probes := make([]FP, 1<<20)
 	for i := range probes {
-		probes[i] = fp96{rng.Uint32(), rng.Uint32(), rng.Uint32()}
+		probes[i] = FP{rng.Uint32(), rng.Uint32(), rng.Uint32()}
 		if i%2 == 0 {
 			probes[i] = fps[rng.IntN(n)]
 		}
 	}
-	lookup := func(b *testing.B, page func([]fp96, fp96) int, has func([]byte, int, fp96, fp96) bool) {
+	lookup := func(b *testing.B, page func([]FP, FP) int, has func([]byte, int, FP, FP) bool) {
 		found := 0
 		for i := range b.N {
 			x := probes[i%len(probes)]
@@ -320,7 +320,7 @@ func BenchmarkFileLookup(b *testing.B) {
 				continue
 			}
 			k := min(diskPageFPs, n-p*diskPageFPs)
-			if has(file[p*diskPageBytes:p*diskPageBytes+k*fp96Bytes], k, index[p], x) {
+			if has(file[p*diskPageBytes:p*diskPageBytes+k*fpBytes], k, index[p], x) {
 				found++
 			}
 		}
@@ -329,9 +329,9 @@ func BenchmarkFileLookup(b *testing.B) {
 		}
 	}
 	b.Run("bisect", func(b *testing.B) {
-		lookup(b, bisectPage, func(page []byte, n int, _, x fp96) bool {
-			i := sort.Search(n, func(i int) bool { return cmpFP96(getFP96(page[i*fp96Bytes:]), x) >= 0 })
-			return i < n && getFP96(page[i*fp96Bytes:]) == x
+		lookup(b, bisectPage, func(page []byte, n int, _, x FP) bool {
+			i := sort.Search(n, func(i int) bool { return cmpFP(getFP(page[i*fpBytes:]), x) >= 0 })
+			return i < n && getFP(page[i*fpBytes:]) == x
 		})
 	})
 	b.Run("guess", func(b *testing.B) { lookup(b, pageOf, pageHas) })

@@ -1,6 +1,6 @@
 //go:build unix
 
-package check
+package store
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 	"syscall"
 )
 
-// lockCheckpoint takes an exclusive lock (flock) on dir's lock file, held
+// Lock takes an exclusive lock (flock) on dir's lock file, held
 // until unlock: two runs continuing one checkpoint at once would cut each
 // other's files. It reports held when another process holds it.
-func lockCheckpoint(dir string) (unlock func(), held bool, err error) {
-	f, err := os.OpenFile(filepath.Join(dir, checkpointLock), os.O_RDWR|os.O_CREATE, 0o600)
+func Lock(dir string) (unlock func(), held bool, err error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, false, err
 	}

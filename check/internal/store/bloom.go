@@ -1,8 +1,8 @@
-package check
+package store
 
-// fpFilter is a blocked Bloom filter (Putze, Sanders and Singler, "Cache-,
+// bloom is a blocked Bloom filter (Putze, Sanders and Singler, "Cache-,
 // hash- and space-efficient Bloom filters", WEA 2007) over the fingerprints
-// in a diskFPSet's file. A membership test that the table misses asks it
+// in a Disk's file. A membership test that the table misses asks it
 // first: "no" is exact (a Bloom filter has no false negatives), so the test
 // answers without reading a page of the file; "maybe" reads the page as
 // before. Every new state is such a test, so once the file no longer fits
@@ -13,7 +13,7 @@ package check
 // chosen by x[1], and filterK bit positions within it by x[2] and x[0]. A
 // fingerprint's 96 bits are a hash of the state, so these are independent
 // of each other and of the file's order (x[0] first).
-type fpFilter struct {
+type bloom struct {
 	blocks   [][8]uint64
 	capacity int64 // fingerprints it was sized for, filterBits bits each
 }
@@ -29,14 +29,14 @@ const (
 	filterK = 6
 )
 
-// newFPFilter returns an empty filter sized for capacity fingerprints.
-func newFPFilter(capacity int64) *fpFilter {
+// newBloom returns an empty filter sized for capacity fingerprints.
+func newBloom(capacity int64) *bloom {
 	n := max(1, (capacity*filterBits+511)/512)
-	return &fpFilter{blocks: make([][8]uint64, n), capacity: capacity}
+	return &bloom{blocks: make([][8]uint64, n), capacity: capacity}
 }
 
 // block returns x's block and the bits x sets in it.
-func (f *fpFilter) block(x fp96) (*[8]uint64, [8]uint64) {
+func (f *bloom) block(x FP) (*[8]uint64, [8]uint64) {
 	b := &f.blocks[uint64(x[1])*uint64(len(f.blocks))>>32]
 	var m [8]uint64
 	h := uint64(x[2])<<32 | uint64(x[0])
@@ -48,7 +48,7 @@ func (f *fpFilter) block(x fp96) (*[8]uint64, [8]uint64) {
 }
 
 // add puts x in the filter.
-func (f *fpFilter) add(x fp96) {
+func (f *bloom) add(x FP) {
 	b, m := f.block(x)
 	for i := range b {
 		b[i] |= m[i]
@@ -57,7 +57,7 @@ func (f *fpFilter) add(x fp96) {
 
 // mayHave reports false only if x was never added; a nil filter knows
 // nothing, and says true.
-func (f *fpFilter) mayHave(x fp96) bool {
+func (f *bloom) mayHave(x FP) bool {
 	if f == nil {
 		return true
 	}

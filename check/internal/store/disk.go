@@ -1,4 +1,4 @@
-package check
+package store
 
 import (
 	"bufio"
@@ -15,35 +15,35 @@ import (
 	"syscall"
 )
 
-// diskFPSet is the depth-first visited set of a run with Config.DiskDir, in
-// the spirit of TLC's DiskFPSet: an open-addressing table of fp96 in memory
-// and a sorted file of fp96 on disk. When the table reaches its memory share
+// Disk is the visited set of a depth-first run with a disk directory, in
+// the spirit of TLC's DiskFPSet: an open-addressing table of FP in memory
+// and a sorted file of FP on disk. When the table reaches its memory share
 // (load 3/4 of a table that may not double), it is sorted in place and merged
 // with the file into a new sorted file, written sequentially to fps.new,
 // fsynced and renamed over fps; the table is then emptied. A small index in
 // memory, the first fingerprint of every 4 KiB page of the file, makes a
 // membership test that misses the table cost at most one page read (a
 // bisection in the file's read-only mapping, or one pread where the system
-// has none: diskmap_linux.go), and a Bloom filter over the file (fpFilter)
+// has none: diskmap_linux.go), and a Bloom filter over the file (bloom)
 // answers most tests of new states without that read.
-// Every fingerprint is in exactly one of the table and the file, so insert
-// answers exactly as fpSet96 does: the same states are explored.
+// Every fingerprint is in exactly one of the table and the file, so Insert
+// answers exactly as Memory does: the same states are explored.
 //
 // The table is indexed by the top bits of x[0], so its slots are nearly in
 // fingerprint order and sorting them before a merge is quick.
-type diskFPSet struct {
-	slots    []fp96
+type Disk struct {
+	slots    []FP
 	shift    uint32 // index of x is x[0] >> shift
 	count    int
 	maxBytes uint64 // the table doubles while old and new fit in this
 	fixed    bool   // sized up front (Config.ExpectedStates): never doubles
 
-	dir          string    // the run's own directory under DiskDir, removed by close
-	f            *os.File  // the sorted file, nil before the first merge
-	mapped       []byte    // f mapped read-only (mapFile), or nil: pages are read with pread
-	onDisk       int64     // fingerprints in f
-	index        []fp96    // first fingerprint of every page of f
-	filter       *fpFilter // over the fingerprints of f, nil before the first merge
+	dir          string   // the run's own directory under DiskDir, removed by close
+	f            *os.File // the sorted file, nil before the first merge
+	mapped       []byte   // f mapped read-only (mapFile), or nil: pages are read with pread
+	onDisk       int64    // fingerprints in f
+	index        []FP     // first fingerprint of every page of f
+	filter       *bloom   // over the fingerprints of f, nil before the first merge
 	page         [diskPageBytes]byte
 	merges       int    // merges into the file so far
 	reads        int64  // pages read by membership tests
@@ -51,29 +51,26 @@ type diskFPSet struct {
 	crc          uint32 // CRC-32C of the file (a checkpoint checks it)
 }
 
-// castagnoli is the CRC-32C table of the set's file and a checkpoint's.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 const (
 	// diskPageBytes is the unit of a read: 341 fingerprints of 12 bytes and
 	// 4 bytes of padding, so that a page never straddles two of the
 	// operating system's pages. The last page is not padded.
 	diskPageBytes = 4096
-	diskPageFPs   = diskPageBytes / fp96Bytes
+	diskPageFPs   = diskPageBytes / fpBytes
 	// diskDefaultShare is the table's memory share without a memory limit.
 	diskDefaultShare = 1 << 30
 )
 
-// diskMinSlots is the smallest table; tests lower it to force merges.
-var diskMinSlots = 1 << 10
+// MinSlots is the smallest table; tests lower it to force merges.
+var MinSlots = 1 << 10
 
 // diskMapFile is mapFile; tests replace it to exercise reads with pread.
 var diskMapFile = mapFile
 
-// ValidateDiskDir checks that dir, a Config.DiskDir, is a directory a run
-// can create its own directory in (it removes what it created to find out);
+// ValidateDir checks that dir is a directory a run can create its own
+// directory in (it removes what it created to find out);
 // "" is valid (no disk).
-func ValidateDiskDir(dir string) error {
+func ValidateDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
@@ -91,17 +88,17 @@ func ValidateDiskDir(dir string) error {
 	return os.Remove(d)
 }
 
-// newDiskFPSet returns an empty set whose files live in a new directory
+// NewDisk returns an empty set whose files live in a new directory
 // under dir. With capacity > 0 the table is sized for capacity fingerprints
 // at load 3/4 (capped at maxBytes) and never doubles; else it starts small
 // and doubles while the old and the new table fit in maxBytes (0: 1 GiB).
-func newDiskFPSet(dir string, capacity int, maxBytes uint64) (*diskFPSet, error) {
+func NewDisk(dir string, capacity int, maxBytes uint64) (*Disk, error) {
 	if maxBytes == 0 {
 		maxBytes = diskDefaultShare
 	}
 	size := 1 << 16
 	if capacity > 0 {
-		size = diskMinSlots
+		size = MinSlots
 		for size/4*3 < capacity {
 			size *= 2
 		}
@@ -110,31 +107,37 @@ func newDiskFPSet(dir string, capacity int, maxBytes uint64) (*diskFPSet, error)
 	if capacity == 0 {
 		limit /= 4 // room to double at least once
 	}
-	for size > diskMinSlots && uint64(size)*fp96Bytes > limit {
+	for size > MinSlots && uint64(size)*fpBytes > limit {
 		size /= 2
 	}
 	d, err := os.MkdirTemp(dir, "critsec-visited-")
 	if err != nil {
 		return nil, err
 	}
-	s := &diskFPSet{maxBytes: maxBytes, fixed: capacity > 0, dir: d}
+	s := &Disk{maxBytes: maxBytes, fixed: capacity > 0, dir: d}
 	s.alloc(size)
 	return s, nil
 }
 
-func (s *diskFPSet) alloc(size int) {
-	s.slots = make([]fp96, size)
+func (s *Disk) alloc(size int) {
+	s.slots = make([]FP, size)
 	s.shift = 32
 	for 1<<(32-s.shift) < size {
 		s.shift--
 	}
 }
 
-// states is the number of fingerprints in the set.
-func (s *diskFPSet) states() int64 { return s.onDisk + int64(s.count) }
+// Len is the number of fingerprints in the set.
+func (s *Disk) Len() int64 { return s.onDisk + int64(s.count) }
 
-// close removes the set's files and directory.
-func (s *diskFPSet) close() error {
+// Stats describes the set: its fingerprints, those in the file, and the
+// pages membership tests have read.
+func (s *Disk) Stats() Stats {
+	return Stats{States: s.Len(), OnDisk: s.onDisk, Reads: s.reads, Slots: len(s.slots)}
+}
+
+// Close removes the set's files and directory.
+func (s *Disk) Close() error {
 	var err error
 	unmapFile(s.mapped)
 	if s.f != nil {
@@ -144,9 +147,9 @@ func (s *diskFPSet) close() error {
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
-// insert adds x and reports whether it was new. An error (a failed read,
+// Insert adds x and reports whether it was new. An error (a failed read,
 // write or sync of the file) leaves the set unusable.
-func (s *diskFPSet) insert(x fp96) (added bool, err error) {
+func (s *Disk) Insert(x FP) (added bool, err error) {
 	i, found := s.probe(x)
 	if found {
 		return false, nil
@@ -157,7 +160,7 @@ func (s *diskFPSet) insert(x fp96) (added bool, err error) {
 		}
 	}
 	if (s.count+1)*4 > len(s.slots)*3 {
-		if !s.fixed && uint64(3*len(s.slots))*fp96Bytes <= s.maxBytes {
+		if !s.fixed && uint64(3*len(s.slots))*fpBytes <= s.maxBytes {
 			s.grow()
 		} else if err := s.merge(); err != nil {
 			return false, err
@@ -169,8 +172,8 @@ func (s *diskFPSet) insert(x fp96) (added bool, err error) {
 	return true, nil
 }
 
-// has reports whether x is in the set.
-func (s *diskFPSet) has(x fp96) (bool, error) {
+// Has reports whether x is in the set.
+func (s *Disk) Has(x FP) (bool, error) {
 	if _, found := s.probe(x); found {
 		return true, nil
 	}
@@ -182,36 +185,36 @@ func (s *diskFPSet) has(x fp96) (bool, error) {
 
 // probe returns x's slot in the table and whether x is there; when it is
 // not, the slot is the empty one where it would go.
-func (s *diskFPSet) probe(x fp96) (int, bool) {
+func (s *Disk) probe(x FP) (int, bool) {
 	mask := uint32(len(s.slots) - 1)
 	for i := x[0] >> s.shift; ; i = (i + 1) & mask {
 		switch y := s.slots[i]; {
 		case y == x:
 			return int(i), true
-		case y == fp96{}:
+		case y == FP{}:
 			return int(i), false
 		}
 	}
 }
 
-func (s *diskFPSet) grow() {
+func (s *Disk) grow() {
 	old := s.slots
 	s.alloc(2 * len(old))
 	mask := uint32(len(s.slots) - 1)
 	for _, x := range old {
-		if x == (fp96{}) {
+		if x == (FP{}) {
 			continue
 		}
 		i := x[0] >> s.shift
-		for s.slots[i] != (fp96{}) {
+		for s.slots[i] != (FP{}) {
 			i = (i + 1) & mask
 		}
 		s.slots[i] = x
 	}
 }
 
-// cmpFP96 orders fingerprints by x[0], then x[1], then x[2].
-func cmpFP96(a, b fp96) int {
+// cmpFP orders fingerprints by x[0], then x[1], then x[2].
+func cmpFP(a, b FP) int {
 	for i := range a {
 		if a[i] != b[i] {
 			if a[i] < b[i] {
@@ -228,14 +231,14 @@ func cmpFP96(a, b fp96) int {
 // A file that outgrows a filter of the largest capacity keeps adding to it:
 // its false positives grow (22 % at twice its capacity), its answers
 // stay exact.
-func (s *diskFPSet) filterCapacity(n int64) int64 {
+func (s *Disk) filterCapacity(n int64) int64 {
 	return max(1, min(2*n, int64(s.maxBytes/2*8/filterBits)))
 }
 
 // onFile reports whether x is in the file: unless the filter rules it out,
 // the index names the only page that can hold it, which is read once, in
 // the mapping or with pread.
-func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
+func (s *Disk) onFile(x FP) (on bool, err error) {
 	if !s.filter.mayHave(x) {
 		return false, nil
 	}
@@ -250,7 +253,7 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 	off := int64(p) * diskPageBytes
 	s.reads++
 	if s.mapped == nil {
-		buf := s.page[:n*fp96Bytes]
+		buf := s.page[:n*fpBytes]
 		if _, err := s.f.ReadAt(buf, off); err != nil {
 			return false, fmt.Errorf("visited set on disk: read page %d of %s: %w", p, s.fileName(), err)
 		}
@@ -266,7 +269,7 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return pageHas(s.mapped[off:off+int64(n)*fp96Bytes], n, s.index[p], x), nil
+	return pageHas(s.mapped[off:off+int64(n)*fpBytes], n, s.index[p], x), nil
 }
 
 // The file's fingerprints are hashes, spread evenly over their range, so the
@@ -279,18 +282,18 @@ func (s *diskFPSet) onFile(x fp96) (on bool, err error) {
 
 // pageOf returns the last page of index (the first fingerprint of each)
 // whose first fingerprint is at most x, or -1 if there is none.
-func pageOf(index []fp96, x fp96) int {
+func pageOf(index []FP, x FP) int {
 	n := len(index)
-	if n == 0 || cmpFP96(index[0], x) > 0 {
+	if n == 0 || cmpFP(index[0], x) > 0 {
 		return -1
 	}
 	// index[lo] <= x < index[hi], where index[n] is above every fingerprint.
 	// From the guess g, steps of 1, 2, 4 ... bracket x; then bisect.
 	lo, hi := 0, n
-	if g := int(uint64(x[0]) * uint64(n) >> 32); cmpFP96(index[g], x) <= 0 {
+	if g := int(uint64(x[0]) * uint64(n) >> 32); cmpFP(index[g], x) <= 0 {
 		lo = g
 		for step := 1; lo+step < n; step *= 2 {
-			if cmpFP96(index[lo+step], x) > 0 {
+			if cmpFP(index[lo+step], x) > 0 {
 				hi = lo + step
 				break
 			}
@@ -299,7 +302,7 @@ func pageOf(index []fp96, x fp96) int {
 	} else {
 		hi = g // g > 0, since index[0] <= x
 		for step := 1; hi-step > 0; step *= 2 {
-			if cmpFP96(index[hi-step], x) <= 0 {
+			if cmpFP(index[hi-step], x) <= 0 {
 				lo = hi - step
 				break
 			}
@@ -308,7 +311,7 @@ func pageOf(index []fp96, x fp96) int {
 	}
 	for hi-lo > 1 {
 		m := int(uint(lo+hi) >> 1)
-		if cmpFP96(index[m], x) <= 0 {
+		if cmpFP(index[m], x) <= 0 {
 			lo = m
 		} else {
 			hi = m
@@ -319,34 +322,34 @@ func pageOf(index []fp96, x fp96) int {
 
 // pageHas reports whether x is among the n sorted fingerprints of page;
 // first is the page's first fingerprint (the index's entry), less than x.
-func pageHas(page []byte, n int, first, x fp96) bool {
-	at := func(i int) fp96 { return getFP96(page[i*fp96Bytes:]) }
+func pageHas(page []byte, n int, first, x FP) bool {
+	at := func(i int) FP { return getFP(page[i*fpBytes:]) }
 	last := at(n - 1)
-	if c := cmpFP96(last, x); c <= 0 {
+	if c := cmpFP(last, x); c <= 0 {
 		return c == 0
 	}
 	// first < x < last: guess by the first 64 bits, then step to x's place.
-	k := func(y fp96) uint64 { return uint64(y[0])<<32 | uint64(y[1]) }
+	k := func(y FP) uint64 { return uint64(y[0])<<32 | uint64(y[1]) }
 	i := 1
 	if span := k(last) - k(first); span > 0 {
 		hi, lo := bits.Mul64(k(x)-k(first), uint64(n-1))
 		q, _ := bits.Div64(hi, lo, span) // k(x)-k(first) <= span, so q <= n-1
 		i = max(1, min(n-2, int(q)))
 	}
-	for cmpFP96(at(i), x) > 0 {
+	for cmpFP(at(i), x) > 0 {
 		i-- // stops at 0 at the latest: first < x
 	}
-	for cmpFP96(at(i), x) < 0 {
+	for cmpFP(at(i), x) < 0 {
 		i++ // stops at n-1 at the latest: x < last
 	}
 	return at(i) == x
 }
 
-func getFP96(b []byte) fp96 {
-	return fp96{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])}
+func getFP(b []byte) FP {
+	return FP{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])}
 }
 
-func putFP96(b []byte, x fp96) {
+func putFP(b []byte, x FP) {
 	binary.LittleEndian.PutUint32(b, x[0])
 	binary.LittleEndian.PutUint32(b[4:], x[1])
 	binary.LittleEndian.PutUint32(b[8:], x[2])
@@ -357,19 +360,19 @@ func putFP96(b []byte, x fp96) {
 // and empties the table. The table's fingerprints are added to the filter;
 // when the file outgrows the filter, a filter sized for twice the new file
 // (filterCapacity) replaces it, filled as the merge writes.
-func (s *diskFPSet) merge() error {
+func (s *Disk) merge() error {
 	mem := s.slots[:0]
 	for _, x := range s.slots {
-		if x != (fp96{}) {
+		if x != (FP{}) {
 			mem = append(mem, x) // in place: the write never passes the read
 		}
 	}
-	slices.SortFunc(mem, cmpFP96)
+	slices.SortFunc(mem, cmpFP)
 	total := s.onDisk + int64(len(mem))
-	var grown *fpFilter
+	var grown *bloom
 	if c := s.filterCapacity(total); s.filter == nil || total > s.filter.capacity && c > s.filter.capacity {
 		s.filter = nil // garbage before the new one is allocated
-		grown = newFPFilter(c)
+		grown = newBloom(c)
 		s.filterBuilds++
 	} else {
 		for _, x := range mem {
@@ -383,14 +386,14 @@ func (s *diskFPSet) merge() error {
 		return fmt.Errorf("visited set on disk: %w", err)
 	}
 	crc := crc32.New(castagnoli)
-	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]fp96, 0, (total+diskPageFPs-1)/diskPageFPs), filter: grown}
+	w := &fpWriter{w: bufio.NewWriterSize(io.MultiWriter(nf, crc), 1<<20), index: make([]FP, 0, (total+diskPageFPs-1)/diskPageFPs), filter: grown}
 	r := &fpReader{left: s.onDisk}
 	if s.f != nil {
 		r.r = bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 1<<20)
 	}
 	d, err := r.next()
 	for _, x := range mem {
-		for err == nil && r.ok && cmpFP96(d, x) < 0 {
+		for err == nil && r.ok && cmpFP(d, x) < 0 {
 			w.put(d)
 			d, err = r.next()
 		}
@@ -433,13 +436,13 @@ func (s *diskFPSet) merge() error {
 type fpWriter struct {
 	w      *bufio.Writer
 	n      int64
-	index  []fp96
-	filter *fpFilter
-	b      [fp96Bytes]byte
-	pad    [diskPageBytes - diskPageFPs*fp96Bytes]byte
+	index  []FP
+	filter *bloom
+	b      [fpBytes]byte
+	pad    [diskPageBytes - diskPageFPs*fpBytes]byte
 }
 
-func (w *fpWriter) put(x fp96) {
+func (w *fpWriter) put(x FP) {
 	k := w.n % diskPageFPs
 	if k == 0 {
 		if w.n > 0 {
@@ -450,7 +453,7 @@ func (w *fpWriter) put(x fp96) {
 	if w.filter != nil {
 		w.filter.add(x)
 	}
-	putFP96(w.b[:], x)
+	putFP(w.b[:], x)
 	w.w.Write(w.b[:])
 	w.n++
 }
@@ -461,7 +464,7 @@ func (w *fpWriter) bytes() int64 {
 		return 0
 	}
 	full := (w.n - 1) / diskPageFPs
-	return full*diskPageBytes + (w.n-full*diskPageFPs)*fp96Bytes
+	return full*diskPageBytes + (w.n-full*diskPageFPs)*fpBytes
 }
 
 // fpReader reads the fingerprints of the file in order.
@@ -470,57 +473,32 @@ type fpReader struct {
 	n    int64 // read so far
 	left int64
 	ok   bool // the last next returned a fingerprint
-	b    [diskPageBytes - diskPageFPs*fp96Bytes]byte
+	b    [diskPageBytes - diskPageFPs*fpBytes]byte
 }
 
-func (r *fpReader) next() (fp96, error) {
+func (r *fpReader) next() (FP, error) {
 	if r.left == 0 {
 		r.ok = false
-		return fp96{}, nil
+		return FP{}, nil
 	}
 	if r.n > 0 && r.n%diskPageFPs == 0 {
 		if _, err := io.ReadFull(r.r, r.b[:]); err != nil {
-			return fp96{}, err
+			return FP{}, err
 		}
 	}
-	var b [fp96Bytes]byte
+	var b [fpBytes]byte
 	if _, err := io.ReadFull(r.r, b[:]); err != nil {
-		return fp96{}, err
+		return FP{}, err
 	}
 	r.n++
 	r.left--
 	r.ok = true
-	return getFP96(b[:]), nil
-}
-
-// validateDisk checks Config.DiskDir.
-func (c Config) validateDisk() error {
-	if c.DiskDir == "" {
-		return nil
-	}
-	if !c.DepthFirst {
-		return fmt.Errorf("check: DiskDir needs DepthFirst (only the depth-first visited set can be kept on disk)")
-	}
-	if err := ValidateDiskDir(c.DiskDir); err != nil {
-		return fmt.Errorf("check: DiskDir %q is not a writable directory: %v", c.DiskDir, err)
-	}
-	return nil
-}
-
-// diskShare is the memory share of the table of a run with DiskDir: half of
-// the live-heap limit, the rest being for the path and the tables of
-// machines and messages.
-func (c Config) diskShare() uint64 { return c.MaxMemory / 2 }
-
-// diskReason is the Incomplete reason of a run whose visited set on disk
-// failed.
-func diskReason(states int64, err error) string {
-	return fmt.Sprintf("%v after %d states (depth-first, --disk-dir)", err, states)
+	return getFP(b[:]), nil
 }
 
 // flush merges the table into the file, so that the file holds every
 // fingerprint of the set (a checkpoint saves the file alone).
-func (s *diskFPSet) flush() error {
+func (s *Disk) flush() error {
 	if s.count == 0 {
 		return nil
 	}
@@ -528,27 +506,27 @@ func (s *diskFPSet) flush() error {
 }
 
 // fileName is the path of the sorted file (which flush makes complete).
-func (s *diskFPSet) fileName() string { return filepath.Join(s.dir, "fps") }
+func (s *Disk) fileName() string { return filepath.Join(s.dir, "fps") }
 
-// newDiskFPSetFrom is newDiskFPSet holding the n fingerprints of the sorted
+// OpenDisk is NewDisk holding the n fingerprints of the sorted
 // file src (a checkpoint's), which it links, or copies, into its own
 // directory; src is never written. The file is read once, in order, to
 // rebuild the page index and to check that it holds exactly n strictly
 // increasing fingerprints with CRC-32C crc: a damaged or foreign file is
-// refused (a *checkpointError).
-func newDiskFPSetFrom(dir string, capacity int, maxBytes uint64, src string, n int64, crc uint32) (*diskFPSet, error) {
-	s, err := newDiskFPSet(dir, capacity, maxBytes)
+// refused (an *UnusableError).
+func OpenDisk(dir string, capacity int, maxBytes uint64, src string, n int64, crc uint32) (*Disk, error) {
+	s, err := NewDisk(dir, capacity, maxBytes)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.adopt(src, n, crc); err != nil {
-		s.close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
+func (s *Disk) adopt(src string, n int64, want uint32) error {
 	name := s.fileName()
 	if err := linkOrCopy(src, name); err != nil {
 		return err
@@ -562,39 +540,39 @@ func (s *diskFPSet) adopt(src string, n int64, want uint32) error {
 	crc := crc32.New(castagnoli)
 	r := bufio.NewReaderSize(io.TeeReader(f, crc), 1<<20)
 	page := make([]byte, diskPageBytes)
-	s.filter = newFPFilter(s.filterCapacity(n))
-	var prev fp96
+	s.filter = newBloom(s.filterCapacity(n))
+	var prev FP
 	var size int64
 	for left := n; left > 0; {
 		k := min(left, diskPageFPs)
-		b := page[:k*fp96Bytes]
+		b := page[:k*fpBytes]
 		if left > diskPageFPs {
 			b = page // a full page, padded
 		}
 		if _, err := io.ReadFull(r, b); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return unusable("%s: %d fingerprints expected, reading the %dth: %v", src, n, n-left+1, err)
+			return Unusable("%s: %d fingerprints expected, reading the %dth: %v", src, n, n-left+1, err)
 		} else if err != nil {
 			return fmt.Errorf("%s: %w", src, err)
 		}
 		for j := range int(k) {
-			x := getFP96(b[j*fp96Bytes:])
-			if x == (fp96{}) || (left < n || j > 0) && cmpFP96(prev, x) >= 0 {
-				return unusable("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
+			x := getFP(b[j*fpBytes:])
+			if x == (FP{}) || (left < n || j > 0) && cmpFP(prev, x) >= 0 {
+				return Unusable("%s: fingerprint %d is out of order: not a visited-set file", src, n-left+int64(j)+1)
 			}
 			prev = x
 			s.filter.add(x)
 		}
-		s.index = append(s.index, getFP96(b))
+		s.index = append(s.index, getFP(b))
 		size += int64(len(b))
 		left -= k
 	}
 	if _, err := r.ReadByte(); err == nil {
-		return unusable("%s: more than %d fingerprints (%d bytes): not this checkpoint's file", src, n, size)
+		return Unusable("%s: more than %d fingerprints (%d bytes): not this checkpoint's file", src, n, size)
 	} else if err != io.EOF {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	if crc.Sum32() != want {
-		return unusable("%s: checksum %08x, the checkpoint says %08x: damaged", src, crc.Sum32(), want)
+		return Unusable("%s: checksum %08x, the checkpoint says %08x: damaged", src, crc.Sum32(), want)
 	}
 	s.onDisk, s.crc = n, want
 	s.mapped = diskMapFile(f, size)

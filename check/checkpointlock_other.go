@@ -1,8 +1,0 @@
-//go:build !unix
-
-package check
-
-// lockCheckpoint locks nothing here: where there is no flock, nothing stops two
-// runs from continuing one checkpoint at once (docs/design/visited-set.md,
-// "Checkpoints").
-func lockCheckpoint(string) (unlock func(), held bool, err error) { return func() {}, false, nil }
