@@ -4,7 +4,7 @@
 // within a per-process budget, and, for the fault-tolerant algorithms,
 // crashing a process and producing failure-detector outputs. It checks the
 // safety property (package property: the global bound lo <= #InCS <= hi,
-// or the bounds of every neighbourhood) after every state change, the CS method
+// or the bounds of every neighborhood) after every state change, the CS method
 // invocation convention (Definition 1 of Kamei and Kakugawa's global
 // (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
 // when one of them fails. docs/checker.md defines exactly what is explored

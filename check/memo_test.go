@@ -59,7 +59,7 @@ func TestMemo(t *testing.T) {
 		}
 		pr, err := alg.Resolve(spec)
 		if errors.Is(err, lkcs.ErrAssumptions) {
-			continue // LKCS needs a leader with 4 neighbours
+			continue // LKCS needs a leader with 4 neighbors
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -13,11 +13,11 @@ import (
 // enabled actions of a set P of processes (the ample set), when:
 //
 //   - P is closed: for every process i in P and every live j that may send
-//     to i (every j, or for a cs.Local machine its neighbours) with an empty
+//     to i (every j, or for a cs.Local machine its neighbors) with an empty
 //     channel j -> i, j is in P (only j's own actions can enable a new
 //     delivery at i; on a non-empty FIFO channel another send appends behind
 //     the head and the delivery action stays the same; a cs.Local machine's
-//     send outside its neighbours is an error, which ends the path);
+//     send outside its neighbors is an error, which ends the path);
 //   - no crash can happen before an action of P: no crash is left, or some
 //     live process of P has an initialization phase (cs.Initializing) not
 //     over yet, which only its own actions can end, and crashes wait for it;

@@ -298,7 +298,7 @@ func (w *stepper) send(to cs.ID, id uint32) {
 		return
 	}
 	if w.x.sendsTo[w.self-1]&bit(to) == 0 {
-		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not one of its neighbours (cs.Local)", w.self, w.x.tab.msg(id).msg.Kind(), to))
+		w.fail(KindError, fmt.Sprintf("P%d sent %s to P%d, which is not one of its neighbors (cs.Local)", w.self, w.x.tab.msg(id).msg.Kind(), to))
 		return
 	}
 	if w.next.isCrashed(to) {

@@ -225,7 +225,7 @@ func fpDraws(rng *rand.Rand) map[string]func() FP {
 	}
 }
 
-// probes are x itself, its neighbours in the full order, and values beyond
+// probes are x itself, its neighbors in the full order, and values beyond
 // every fingerprint of xs.
 func probes(xs []FP) []FP {
 	ps := []FP{{0, 0, 1}, {1<<32 - 1, 1<<32 - 1, 1<<32 - 1}}

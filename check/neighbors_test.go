@@ -16,14 +16,14 @@ type notLocal struct{ cs.Machine }
 
 func (m notLocal) Clone() cs.Machine { return notLocal{m.Machine.Clone()} }
 
-// TestPartialOrderNeighbours: with the local algorithms' machines declaring
-// their neighbours (cs.Local), the reduction's closure leaves out the
+// TestPartialOrderNeighbors: with the local algorithms' machines declaring
+// their neighbors (cs.Local), the reduction's closure leaves out the
 // processes that cannot send to a member (docs/design/partial-order-reduction.md,
 // "The ample set"). On graphs that are not complete it must agree with the full
 // search as before (verdict, kind, budget stops, counterexamples that
 // replay) and explore strictly fewer states than the reduction without the
 // declaration.
-func TestPartialOrderNeighbours(t *testing.T) {
+func TestPartialOrderNeighbors(t *testing.T) {
 	intp := func(v int) *int { return &v }
 	cases := []struct {
 		name   string
@@ -49,23 +49,23 @@ func TestPartialOrderNeighbours(t *testing.T) {
 		hidden := make([]cs.Machine, len(ms))
 		for i, m := range ms {
 			if _, ok := m.(cs.Local); !ok {
-				t.Fatalf("%s: P%d's machine (%T) does not declare its neighbours", c.name, i+1, m)
+				t.Fatalf("%s: P%d's machine (%T) does not declare its neighbors", c.name, i+1, m)
 			}
 			hidden[i] = notLocal{m}
 		}
 		cfg.Machines, cfg.DepthFirst, cfg.PartialOrder = hidden, true, true
 		before := mustRun(t, cfg)
-		t.Logf("%s: %d states reduced without the neighbours, %d with them (%d unreduced)", c.name, before.States, reduced.States, full.States)
+		t.Logf("%s: %d states reduced without the neighbors, %d with them (%d unreduced)", c.name, before.States, reduced.States, full.States)
 		if before.Verdict != reduced.Verdict {
-			t.Errorf("%s: %s without the neighbours, %s with them", c.name, before.Verdict, reduced.Verdict)
+			t.Errorf("%s: %s without the neighbors, %s with them", c.name, before.Verdict, reduced.Verdict)
 		}
 		if full.Verdict == check.OK && reduced.States >= before.States {
-			t.Errorf("%s: %d states with the neighbours, %d without: the closure did not shrink", c.name, reduced.States, before.States)
+			t.Errorf("%s: %d states with the neighbors, %d without: the closure did not shrink", c.name, reduced.States, before.States)
 		}
 	}
 }
 
-// farSender declares no neighbours and sends to P2 on Entry.
+// farSender declares no neighbors and sends to P2 on Entry.
 type farSender struct{ i cs.ID }
 
 type farMsg struct{}
@@ -98,8 +98,8 @@ func TestLocalSendOutside(t *testing.T) {
 		}
 		cfg := check.Config{Machines: []cs.Machine{&farSender{1}, &farSender{2}}, Property: prop, Budget: 1, DepthFirst: true, PartialOrder: por}
 		res := mustRun(t, cfg)
-		if res.Verdict != check.Violated || res.Violation.Kind != check.KindError || !strings.Contains(res.Violation.Detail, "not one of its neighbours") {
-			t.Errorf("reduction %v: %s %+v, want an error violation naming the neighbours", por, res.Verdict, res.Violation)
+		if res.Verdict != check.Violated || res.Violation.Kind != check.KindError || !strings.Contains(res.Violation.Detail, "not one of its neighbors") {
+			t.Errorf("reduction %v: %s %+v, want an error violation naming the neighbors", por, res.Verdict, res.Violation)
 		}
 	}
 }
