@@ -294,7 +294,7 @@ func TestCheckFaultTolerantGlobal(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	code, out = runCheckCLI(t, "--alg", "ftgcs", "--lside", "complement", "--n", "3", "--l", "1", "--k", "2", "--crashes", "1", "--detector", "P", "--trace", tr)
 	const detail = "after P1 became OutCS: P1's exit left 0 live processes InCS and 0 unreported crashes InCS, below the lower bound 1"
-	if code != 1 || !strings.Contains(out, "violation: bounds: "+detail) || !strings.Contains(out, "path (21 steps):") {
+	if code != 1 || !strings.Contains(out, "violation: bounds: "+detail) || !strings.Contains(out, "path (27 steps):") {
 		t.Fatalf("--lside complement: exit %d\n%s", code, out)
 	}
 	if b, err := os.ReadFile(tr); err != nil || !strings.Contains(string(b), `"demonstrates":{"kind":"bounds","detail":"`+detail+`"}`) {

@@ -50,9 +50,13 @@ func TestNodeKilled(t *testing.T) {
 				defer ctl.Close()
 				ctl.Do(ctx, "enter", 10*time.Second)
 			}()
-			// Pending is shown once the call is in the log; WaitingOn once
-			// its messages are sent: the request is under way.
-			a := until(3, func(a node.StatusJSON) bool { return a.Pending == "entry" && len(a.WaitingOn) > 0 })
+			// Pending is shown once the call is in the log; the request is
+			// under way once P3 has sent a message (before it, P3 sent
+			// none). WaitingOn alone would not do: a permission-based
+			// request whose replies all came back waits on nobody.
+			a := until(3, func(a node.StatusJSON) bool {
+				return a.Pending == "entry" && strings.Contains(metricsOf(ctx, c, 3), "critsec_messages_sent_total{")
+			})
 			t.Logf("P3 before the kill: %+v", a)
 			c.kill(3)
 			f, err := os.OpenFile(node.LogPath(c.cfg, 3), os.O_WRONLY|os.O_APPEND, 0)
