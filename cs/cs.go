@@ -205,6 +205,11 @@ type Local interface {
 	Neighbors() []ID
 }
 
+// Settled reports whether m has completed its request and is in state s:
+// how a composite reads "wait until child.state = s" (the global paper,
+// Algorithm 3) after every call into the child.
+func Settled(m Machine, s State) bool { return m.Pending() == None && m.State() == s }
+
 // ErrConvention is wrapped by every error returned for a call that breaks the
 // CS method invocation convention.
 var ErrConvention = errors.New("CS method invocation convention violated")

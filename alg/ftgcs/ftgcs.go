@@ -211,10 +211,6 @@ func (m *Machine) Entry(env cs.Env) error {
 	return m.advance(env)
 }
 
-// idleIn reports whether side c has completed its request and is in
-// state s.
-func idleIn(c cs.Machine, s cs.State) bool { return c.Pending() == cs.None && c.State() == s }
-
 // advance passes the k side's known crashes to the l side, re-tests the
 // call the request waits on and, when it has completed, performs the next
 // statement of Algorithm 3.
@@ -233,23 +229,23 @@ func (m *Machine) advance(env cs.Env) error {
 				return fmt.Errorf("ftgcs: P%d: lside.Exit: %w", m.i, err)
 			}
 			m.phase = exitL
-		case m.phase == exitL && idleIn(m.lside, cs.OutCS):
+		case m.phase == exitL && cs.Settled(m.lside, cs.OutCS):
 			m.state = cs.OutCS
 			env.Changed(cs.OutCS)
 			if err := m.kside.Exit(m.kenv(env)); err != nil {
 				return fmt.Errorf("ftgcs: P%d: kside.Exit: %w", m.i, err)
 			}
 			m.phase = exitK
-		case m.phase == exitK && idleIn(m.kside, cs.OutCS):
+		case m.phase == exitK && cs.Settled(m.kside, cs.OutCS):
 			m.phase = idle
-		case m.phase == entryK && idleIn(m.kside, cs.InCS):
+		case m.phase == entryK && cs.Settled(m.kside, cs.InCS):
 			m.state = cs.InCS
 			env.Changed(cs.InCS)
 			if err := m.lside.Entry(m.lenv(env)); err != nil {
 				return fmt.Errorf("ftgcs: P%d: lside.Entry: %w", m.i, err)
 			}
 			m.phase = entryL
-		case m.phase == entryL && idleIn(m.lside, cs.InCS):
+		case m.phase == entryL && cs.Settled(m.lside, cs.InCS):
 			m.phase = idle
 		default:
 			return nil

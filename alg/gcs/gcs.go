@@ -162,31 +162,28 @@ func (m *Machine) Entry(env cs.Env) error {
 	return m.advance(env)
 }
 
-// idleIn reports whether child c has completed its request and is in state s.
-func idleIn(c cs.Machine, s cs.State) bool { return c.Pending() == cs.None && c.State() == s }
-
 // advance re-tests the child call the request waits on and, when it has
 // completed, performs the next statement of Algorithm 3.
 func (m *Machine) advance(env cs.Env) error {
 	for {
 		switch {
-		case m.phase == exitLmin && idleIn(m.lmin, cs.OutCS):
+		case m.phase == exitLmin && cs.Settled(m.lmin, cs.OutCS):
 			m.state = cs.OutCS
 			env.Changed(cs.OutCS)
 			if err := m.kmex.Exit(m.kmexEnv(env)); err != nil {
 				return fmt.Errorf("gcs: P%d: kmex.Exit: %w", m.i, err)
 			}
 			m.phase = exitKmex
-		case m.phase == exitKmex && idleIn(m.kmex, cs.OutCS):
+		case m.phase == exitKmex && cs.Settled(m.kmex, cs.OutCS):
 			m.phase = idle
-		case m.phase == entryKmex && idleIn(m.kmex, cs.InCS):
+		case m.phase == entryKmex && cs.Settled(m.kmex, cs.InCS):
 			m.state = cs.InCS
 			env.Changed(cs.InCS)
 			if err := m.lmin.Entry(m.lminEnv(env)); err != nil {
 				return fmt.Errorf("gcs: P%d: lmin.Entry: %w", m.i, err)
 			}
 			m.phase = entryLmin
-		case m.phase == entryLmin && idleIn(m.lmin, cs.InCS):
+		case m.phase == entryLmin && cs.Settled(m.lmin, cs.InCS):
 			m.phase = idle
 		default:
 			return nil

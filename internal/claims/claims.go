@@ -64,14 +64,14 @@ var papers = []paper{global, local, token, faultTolerant}
 
 // read computes p's rows. A table without the records or columns a row
 // needs is reported as such, also when the row went on to index what was
-// missing.
+// missing; any other failure of a row is an error naming the paper.
 func (p paper) read(d *data) (rs []row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if d.err == nil {
-				panic(r)
-			}
 			rs, err = nil, d.err
+			if err == nil {
+				err = fmt.Errorf("claims: %s: %v", p.title, r)
+			}
 		}
 	}()
 	rs = p.rows(d)
