@@ -61,6 +61,11 @@ func TestLostLog(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var logs lockedBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the nodes' log:\n%s", logs.String())
+				}
+			})
 			cfg, nodes := startClusterWith(t, "alg: raymond\nn: 3\nk: 1\n", 3, nil, func(o *Options) {
 				o.Logger = logger
 				o.NoSync = true
