@@ -1,0 +1,220 @@
+package claims
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/critsec/critsec/experiment"
+)
+
+// short is where the short re-runs' tables are committed, laid out as
+// under the repository's root (docs/experiments/...), so that Render and
+// the rows read them as they read the full ones.
+const short = "testdata/short"
+
+// study is one study re-run at short settings: the tables it writes
+// (paths under docs/experiments) and the command that regenerates the
+// committed full-setting tables.
+type study struct {
+	name    string
+	command string
+	run     func(dir string) error
+}
+
+// studies are the studies whose tables docs/claims.md reads, at short
+// settings: the full settings' sweeps (rates, settings, loads, topology
+// families) with fewer entries, seeds and processes, so that each row
+// computes over the same points and the whole re-run stays short.
+var studies = []study{
+	{"bv95", bvCmd, func(dir string) error {
+		s := experiment.BV95Study{N: 30, K: 3, Nu: 2, Lambdas: []float64{0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10},
+			Settings: experiment.BV95Settings, Seeds: []uint64{1}, Entries: 1000}
+		// Only setting A has rows about lines beyond the four compared.
+		runs := slices.DeleteFunc(experiment.BV95Runs(s), func(r experiment.Run) bool {
+			a := experiment.BV95Settings[0]
+			return (r.E != a.E || r.Ts != a.Ts) && !slices.Contains(compared, r.Label)
+		})
+		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
+		if err != nil {
+			return err
+		}
+		return save(dir, "bv95/bv95.csv", experiment.BV95Table(outs))
+	}},
+	{"messages", messagesCmd, func(dir string) error {
+		c := experiment.Common{Entries: 400, Seed: 1}
+		runs := slices.DeleteFunc(experiment.MessageRuns([]int{4, 9, 16, 25, 36, 64, 100, 144, 225, 400}, experiment.Light, c, 1), func(r experiment.Run) bool {
+			return r.Coterie == "majority" && r.N > 64
+		})
+		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
+		if err != nil {
+			return err
+		}
+		return save(dir, "messages-light.csv", experiment.MessageTable(outs))
+	}},
+	{"waiting", waitingCmd, func(dir string) error {
+		c := experiment.Common{Entries: 200, Seed: 1}
+		ls := []float64{0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}
+		outs, err := experiment.SimulateAll(experiment.WaitingRuns([]int{16}, ls, c, 1), runtime.GOMAXPROCS(0), nil)
+		if err != nil {
+			return err
+		}
+		return save(dir, "waiting.csv", experiment.WaitingTable(outs))
+	}},
+	{"ft07", ftCmd, func(dir string) error {
+		c := experiment.DefaultFT07()
+		c.Entries = 300
+		fig, err := c.Figure2()
+		if err != nil {
+			return err
+		}
+		msgs, err := c.Messages()
+		if err != nil {
+			return err
+		}
+		if err := save(dir, "ft07/ft07-figure2.csv", fig); err != nil {
+			return err
+		}
+		return save(dir, "ft07/ft07-messages.csv", msgs)
+	}},
+	{"local", localCmd, func(dir string) error {
+		s := experiment.LocalStudy{Algs: []string{"lmutin", "lmutex", "lkcs-paper", "lkcs"}, Seeds: []uint64{1}, EntriesPerProcess: 50}
+		for _, l := range []string{"light", "0.01", "0.1", "heavy"} {
+			load, _ := experiment.ParseLocalLoad(l)
+			s.Loads = append(s.Loads, load)
+		}
+		for _, fam := range []string{"ring", "torus", "wheel", "random"} {
+			spec, err := experiment.LocalTopology(fam, 16)
+			if err != nil {
+				return err
+			}
+			s.Topologies = append(s.Topologies, spec)
+		}
+		s.Topologies = append(s.Topologies, "complete:16")
+		runs, err := experiment.LocalRuns(s)
+		if err != nil {
+			return err
+		}
+		runs, _ = experiment.Applicable(runs)
+		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
+		if err != nil {
+			return err
+		}
+		if err := save(dir, "local/local-runs.csv", experiment.LocalRunTable(outs)); err != nil {
+			return err
+		}
+		return save(dir, "local/local-messages.csv", experiment.LocalSizeTable(outs))
+	}},
+}
+
+// save writes t as dir/docs/experiments/name.
+func save(dir, name string, t *experiment.Table) error {
+	path := filepath.Join(dir, "docs", "experiments", name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return t.SaveCSV(path)
+}
+
+// rows computes every paper's rows from the tables under root.
+func rows(t *testing.T, root string) [][]row {
+	t.Helper()
+	d := &data{root: root, tables: map[string]*table{}}
+	var out [][]row
+	for _, p := range papers {
+		rs, err := p.read(d)
+		if err != nil {
+			t.Fatalf("%s: %v", root, err)
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+// TestStudiesKeepVerdicts re-runs every study docs/claims.md reads at
+// short settings and checks that each claim keeps the verdict the
+// committed full-setting tables give it, and that the short tables are
+// those committed under testdata/short: a change to an algorithm or the
+// simulator that moves the studies' numbers fails here, naming the claim
+// or the table, until the studies are re-run.
+func TestStudiesKeepVerdicts(t *testing.T) {
+	fresh := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, len(studies))
+	for i, s := range studies {
+		wg.Go(func() {
+			start := time.Now()
+			errs[i] = s.run(fresh)
+			t.Logf("%s: %.1f s", s.name, time.Since(start).Seconds())
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("critsec experiment %s at short settings: %v", studies[i].name, err)
+		}
+	}
+	committed, now := rows(t, root), rows(t, fresh)
+	for i, p := range papers {
+		for j, r := range committed[i] {
+			if n := now[i][j]; n.verdict != r.verdict {
+				t.Errorf("%s, %s (row %c%d, %q): %s on the short re-run, %s in the committed tables\n  re-run: %s\n  committed: %s\n  the code no longer gives the committed verdict: find why, then regenerate the tables (%s) and the page (go test ./internal/claims -update)",
+					p.title, r.where, p.title[0], j+1, r.claim, n.verdict, r.verdict, n.result, r.result, r.command)
+			}
+		}
+	}
+	if *update {
+		if err := os.RemoveAll(short); err != nil {
+			t.Fatal(err)
+		}
+		copyTree(t, filepath.Join(fresh, "docs", "experiments"), filepath.Join(short, "docs", "experiments"), func(b []byte) []byte { return b })
+		return
+	}
+	err := filepath.WalkDir(filepath.Join(fresh, "docs", "experiments"), func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fresh, path)
+		got, _ := os.ReadFile(path)
+		want, err := os.ReadFile(filepath.Join(short, rel))
+		if err != nil {
+			t.Errorf("%v: create it with go test ./internal/claims -update", err)
+			return nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the short re-run differs from the committed table (- committed, + re-run):\n%s\nthe study's numbers moved: re-run it at its full settings (%s), then regenerate the page and this table: go test ./internal/claims -update",
+				filepath.Join(short, rel), firstLines(diff(string(want), string(got)), 20), commandOf(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commandOf is the command that regenerates the full-setting table of
+// the short table at rel (docs/experiments/...).
+func commandOf(rel string) string {
+	for _, s := range studies {
+		if strings.Contains(filepath.ToSlash(rel), "/"+s.name) {
+			return s.command
+		}
+	}
+	return fmt.Sprintf("critsec experiment, docs/experiments.md, for %s", rel)
+}
+
+// firstLines is the first n lines of s, with a count of those left out.
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... and %d more lines\n", len(lines)-n)
+}
