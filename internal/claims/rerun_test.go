@@ -42,31 +42,19 @@ var studies = []study{
 			a := experiment.BV95Settings[0]
 			return (r.E != a.E || r.Ts != a.Ts) && !slices.Contains(compared, r.Label)
 		})
-		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
-		if err != nil {
-			return err
-		}
-		return save(dir, "bv95/bv95.csv", experiment.BV95Table(outs))
+		return simulate(dir, "bv95/bv95.csv", runs, experiment.BV95Table)
 	}},
 	{"messages", messagesCmd, func(dir string) error {
 		c := experiment.Common{Entries: 400, Seed: 1}
 		runs := slices.DeleteFunc(experiment.MessageRuns([]int{4, 9, 16, 25, 36, 64, 100, 144, 225, 400}, experiment.Light, c, 1), func(r experiment.Run) bool {
 			return r.Coterie == "majority" && r.N > 64
 		})
-		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
-		if err != nil {
-			return err
-		}
-		return save(dir, "messages-light.csv", experiment.MessageTable(outs))
+		return simulate(dir, "messages-light.csv", runs, experiment.MessageTable)
 	}},
 	{"waiting", waitingCmd, func(dir string) error {
 		c := experiment.Common{Entries: 200, Seed: 1}
 		ls := []float64{0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}
-		outs, err := experiment.SimulateAll(experiment.WaitingRuns([]int{16}, ls, c, 1), runtime.GOMAXPROCS(0), nil)
-		if err != nil {
-			return err
-		}
-		return save(dir, "waiting.csv", experiment.WaitingTable(outs))
+		return simulate(dir, "waiting.csv", experiment.WaitingRuns([]int{16}, ls, c, 1), experiment.WaitingTable)
 	}},
 	{"ft07", ftCmd, func(dir string) error {
 		c := experiment.DefaultFT07()
@@ -118,6 +106,16 @@ var studies = []study{
 		}
 		return save(dir, "local/local-messages.csv", experiment.LocalSizeTable(outs))
 	}},
+}
+
+// simulate runs runs and saves the table they make as
+// dir/docs/experiments/name.
+func simulate(dir, name string, runs []experiment.Run, table func([]experiment.Outcome) *experiment.Table) error {
+	outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
+	if err != nil {
+		return err
+	}
+	return save(dir, name, table(outs))
 }
 
 // save writes t as dir/docs/experiments/name.
