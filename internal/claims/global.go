@@ -12,7 +12,7 @@ var global = paper{
 		"critical section problem* (2019): MUTIN(l) (Algorithms 1–2), k-mutex = Co(MUTIN(n−k)), (l,k)-GCS " +
 		"(Algorithm 3). critsec: `mutin`, `kmutex`, `gcs` (corrected) and their `-paper` variants " +
 		"([global-lk-cs.md](global-lk-cs.md)); figures from [experiments.md](experiments.md) " +
-		"(`messages-light.csv`, `waiting.csv`: Tt = 1, Ts = Tr = 0, mx = Maekawa, seed 1).",
+		"(`messages-light.csv`, means over seeds 1–5, and `waiting.csv`, seeds 1–10: Tt = 1, Ts = Tr = 0, mx = Maekawa).",
 	rows: globalRows,
 }
 
