@@ -20,13 +20,13 @@ import (
 // the rows read them as they read the full ones.
 const short = "testdata/short"
 
-// study is one study re-run at short settings: the tables it writes
-// (paths under docs/experiments) and the command that regenerates the
-// committed full-setting tables.
+// study is one study re-run at short settings, with the command that
+// regenerates its committed full-setting tables.
 type study struct {
-	name    string
-	command string
-	run     func(dir string) error
+	name, command string
+	// run returns the study's tables by their paths under
+	// docs/experiments.
+	run func() (map[string]*experiment.Table, error)
 }
 
 // studies are the studies whose tables docs/claims.md reads, at short
@@ -34,7 +34,7 @@ type study struct {
 // families) with fewer entries, seeds and processes, so that each row
 // computes over the same points and the whole re-run stays short.
 var studies = []study{
-	{"bv95", bvCmd, func(dir string) error {
+	{"bv95", bvCmd, func() (map[string]*experiment.Table, error) {
 		s := experiment.BV95Study{N: 30, K: 3, Nu: 2, Lambdas: []float64{0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10},
 			Settings: experiment.BV95Settings, Seeds: []uint64{1}, Entries: 1000}
 		// Only setting A has rows about lines beyond the four compared.
@@ -42,21 +42,21 @@ var studies = []study{
 			a := experiment.BV95Settings[0]
 			return (r.E != a.E || r.Ts != a.Ts) && !slices.Contains(compared, r.Label)
 		})
-		return simulate(dir, "bv95/bv95.csv", runs, experiment.BV95Table)
+		return simulate("bv95/bv95.csv", runs, experiment.BV95Table)
 	}},
-	{"messages", messagesCmd, func(dir string) error {
+	{"messages", messagesCmd, func() (map[string]*experiment.Table, error) {
 		c := experiment.Common{Entries: 400, Seed: 1}
 		runs := slices.DeleteFunc(experiment.MessageRuns([]int{4, 9, 16, 25, 36, 64, 100, 144, 225, 400}, experiment.Light, c, 1), func(r experiment.Run) bool {
 			return r.Coterie == "majority" && r.N > 64
 		})
-		return simulate(dir, "messages-light.csv", runs, experiment.MessageTable)
+		return simulate("messages-light.csv", runs, experiment.MessageTable)
 	}},
-	{"waiting", waitingCmd, func(dir string) error {
+	{"waiting", waitingCmd, func() (map[string]*experiment.Table, error) {
 		c := experiment.Common{Entries: 200, Seed: 1}
 		ls := []float64{0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}
-		return simulate(dir, "waiting.csv", experiment.WaitingRuns([]int{16}, ls, c, 1), experiment.WaitingTable)
+		return simulate("waiting.csv", experiment.WaitingRuns([]int{16}, ls, c, 1), experiment.WaitingTable)
 	}},
-	{"ft07", ftCmd, func(dir string) error {
+	{"ft07", ftCmd, func() (map[string]*experiment.Table, error) {
 		c := experiment.DefaultFT07()
 		c.Entries = 100
 		// Figure 2's runs and the message counts' are a run each after
@@ -67,18 +67,12 @@ var studies = []study{
 		wg.Go(func() { fig, figErr = c.Figure2() })
 		msgs, err := c.Messages()
 		wg.Wait()
-		if err != nil {
-			return err
+		if err == nil {
+			err = figErr
 		}
-		if figErr != nil {
-			return figErr
-		}
-		if err := save(dir, "ft07/ft07-figure2.csv", fig); err != nil {
-			return err
-		}
-		return save(dir, "ft07/ft07-messages.csv", msgs)
+		return map[string]*experiment.Table{"ft07/ft07-figure2.csv": fig, "ft07/ft07-messages.csv": msgs}, err
 	}},
-	{"local", localCmd, func(dir string) error {
+	{"local", localCmd, func() (map[string]*experiment.Table, error) {
 		s := experiment.LocalStudy{Algs: []string{"lmutin", "lmutex", "lkcs-paper", "lkcs"}, Seeds: []uint64{1}, EntriesPerProcess: 50}
 		for _, l := range []string{"light", "0.01", "0.1", "heavy"} {
 			load, _ := experiment.ParseLocalLoad(l)
@@ -87,35 +81,31 @@ var studies = []study{
 		for _, fam := range []string{"ring", "torus", "wheel", "random"} {
 			spec, err := experiment.LocalTopology(fam, 16)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			s.Topologies = append(s.Topologies, spec)
 		}
 		s.Topologies = append(s.Topologies, "complete:16")
 		runs, err := experiment.LocalRuns(s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		runs, _ = experiment.Applicable(runs)
 		outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := save(dir, "local/local-runs.csv", experiment.LocalRunTable(outs)); err != nil {
-			return err
-		}
-		return save(dir, "local/local-messages.csv", experiment.LocalSizeTable(outs))
+		return map[string]*experiment.Table{"local/local-runs.csv": experiment.LocalRunTable(outs), "local/local-messages.csv": experiment.LocalSizeTable(outs)}, nil
 	}},
 }
 
-// simulate runs runs and saves the table they make as
-// dir/docs/experiments/name.
-func simulate(dir, name string, runs []experiment.Run, table func([]experiment.Outcome) *experiment.Table) error {
+// simulate runs runs and returns the table they make as name.
+func simulate(name string, runs []experiment.Run, table func([]experiment.Outcome) *experiment.Table) (map[string]*experiment.Table, error) {
 	outs, err := experiment.SimulateAll(runs, runtime.GOMAXPROCS(0), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return save(dir, name, table(outs))
+	return map[string]*experiment.Table{name: table(outs)}, nil
 }
 
 // save writes t as dir/docs/experiments/name.
@@ -151,18 +141,24 @@ func rows(t *testing.T, root string) [][]row {
 func TestStudiesKeepVerdicts(t *testing.T) {
 	fresh := t.TempDir()
 	var wg sync.WaitGroup
+	tables := make([]map[string]*experiment.Table, len(studies))
 	errs := make([]error, len(studies))
 	for i, s := range studies {
 		wg.Go(func() {
 			start := time.Now()
-			errs[i] = s.run(fresh)
+			tables[i], errs[i] = s.run()
 			t.Logf("%s: %.1f s", s.name, time.Since(start).Seconds())
 		})
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("critsec experiment %s at short settings: %v", studies[i].name, err)
+	for i, s := range studies {
+		if errs[i] != nil {
+			t.Fatalf("critsec experiment %s at short settings: %v", s.name, errs[i])
+		}
+		for name, table := range tables[i] {
+			if err := save(fresh, name, table); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	committed, now := rows(t, root), rows(t, fresh)
@@ -183,40 +179,31 @@ func TestStudiesKeepVerdicts(t *testing.T) {
 		if err := os.RemoveAll(short); err != nil {
 			t.Fatal(err)
 		}
-		copyTree(t, filepath.Join(fresh, "docs", "experiments"), filepath.Join(short, "docs", "experiments"), func(b []byte) []byte { return b })
-		return
 	}
-	err := filepath.WalkDir(filepath.Join(fresh, "docs", "experiments"), func(path string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(fresh, path)
-		got, _ := os.ReadFile(path)
-		want, err := os.ReadFile(filepath.Join(short, rel))
-		if err != nil {
-			t.Errorf("%v: create it with go test ./internal/claims -update", err)
-			return nil
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: the short re-run differs from the committed table (- committed, + re-run):\n%s\nthe study's numbers moved: re-run it at its full settings (%s), then regenerate the page and this table: go test ./internal/claims -update",
-				filepath.Join(short, rel), firstLines(diff(string(want), string(got)), 20), commandOf(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// commandOf is the command that regenerates the full-setting table of
-// the short table at rel (docs/experiments/...).
-func commandOf(rel string) string {
-	for _, s := range studies {
-		if strings.Contains(filepath.ToSlash(rel), "/"+s.name) {
-			return s.command
+	for i, s := range studies {
+		for name, table := range tables[i] {
+			if *update {
+				if err := save(short, name, table); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			file := filepath.Join(short, "docs", "experiments", name)
+			got, err := os.ReadFile(filepath.Join(fresh, "docs", "experiments", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Errorf("%v: create it with go test ./internal/claims -update", err)
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: the short re-run differs from the committed table (- committed, + re-run):\n%s\nthe study's numbers moved: re-run it at its full settings (%s), then regenerate the page and this table: go test ./internal/claims -update",
+					file, firstLines(diff(string(want), string(got)), 20), s.command)
+			}
 		}
 	}
-	return fmt.Sprintf("critsec experiment, docs/experiments.md, for %s", rel)
 }
 
 // firstLines is the first n lines of s, with a count of those left out.
