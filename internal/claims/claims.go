@@ -11,6 +11,13 @@
 // stand, with their command. TestPageInStep fails when the committed page
 // differs from what Render gives; go test ./internal/claims -update
 // rewrites it.
+//
+// TestStudiesKeepVerdicts keeps the tables in step with the code: it
+// re-runs each study at short settings, fails when a claim's verdict on
+// the fresh numbers is not the one the committed tables give, and compares
+// the short tables with those committed under testdata/short (rewritten by
+// -update too), so that a change to the code that moves a study's numbers
+// fails until the study is re-run.
 package claims
 
 import (
@@ -149,11 +156,15 @@ and the verdict.
 This page is generated (` + "`go test ./internal/claims -update`" + ` rewrites it; CI fails when it differs).
 Rows whose verdict is a number are computed from the studies' CSV files committed under
 [experiments/](experiments/), the tables the other docs cite, each against the tolerance the row
-states. The committed tables, not short re-runs, because they are what the other docs cite and
-the studies at their full settings take from seconds to minutes; they are deterministic (equal
-seeds give byte-identical tables), so regenerating a study with the command its rows give and then
-this page keeps code, tables and page in step. Rows checked by the model checker, a test or
-a script give their command; their verdicts are those of the docs they link. A command's
+states; the studies are deterministic (equal seeds give byte-identical tables). CI also keeps the
+tables in step with the code: it re-runs every study this page reads at short settings (one seed,
+fewer entries and processes, the same rates, loads and topology families; 5 s of CPU,
+[experiments.md](experiments.md#keeping-the-tables-in-step-with-the-code)) and fails when a
+claim's verdict on the fresh numbers is not the one below, naming the claim, both results and the
+command, or when the short tables differ from those committed with the test: a change to the code
+that moves a study's numbers fails until the study is re-run with the command its rows give and
+this page regenerated. Rows checked by the model checker, a test or a script give their command;
+their verdicts are those of the docs they link. A command's
 ` + "`critsec`" + ` is ` + "`go run ./cmd/critsec`" + `. Verdicts: **reproduced** (within the stated tolerance),
 **differs** (with the reason), **differs, unexplained**, **not reproducible** (the claim cannot be
 checked as stated, and why), **not attempted**.

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/claims.md from the studies' CSV files")
+var update = flag.Bool("update", false, "rewrite docs/claims.md from the studies' CSV files, and testdata/short from the short re-runs")
 
 const (
 	root = "../.."

@@ -86,6 +86,9 @@ func brokenText(b map[string]int) string {
 	return strings.Join(s, ", ")
 }
 
+// localCmd regenerates the tables of the local rows.
+const localCmd = "critsec experiment local --out docs/experiments/local"
+
 func localRows(d *data) []row {
 	const tol = 0.01 // a run's two ends blur a process's count by half a pair
 	in := func(xs []float64, lo, hi float64) bool {
@@ -129,21 +132,21 @@ func localRows(d *data) []row {
 			where:   "Lemma 3 (LMUTIN messages)",
 			claim:   "3(|N_i|+1) messages per Exit+Entry pair at best, 6(|N_i|+1) at worst",
 			result:  fmt.Sprintf("LMUTIN and LMUTEX, every load and |N_i|+1 = %s–%s: %s messages per pair and member (tolerance %s for the runs' ends)", f(sizes[0], 0), f(sizes[len(sizes)-1], 0), span(lm, 2), pct(tol)),
-			command: "critsec experiment local --out docs/experiments/local",
+			command: localCmd,
 			verdict: verdict(in(lm, 3, 6), DiffersOpen),
 		},
 		{
 			where:   "Theorem 1",
 			claim:   "l_i-LMUTIN solves the generalized local (l_i, |N_i|+1)-CS problem with O(Δ) messages",
 			result:  fmt.Sprintf("`lmutin` (corrected; Algorithm 2 as published: rows L1–L2): safe and live on every check and run; messages per pair grow as |N_i|+1 (per member %s for LMUTIN up to |N_i|+1 = %s)", span(lmutin, 2), f(sizes[len(sizes)-1], 0)),
-			command: "critsec experiment local --out docs/experiments/local",
+			command: localCmd,
 			verdict: verdict(in(lmutin, 3, 6), DiffersOpen),
 		},
 		{
 			where:   "Theorem 2 (local complementary theorem)",
 			claim:   "Co-A for the local (l_i,k_i)-CS problem solves (|N_i|+1−k_i, |N_i|+1−l_i); so Co(LMUTIN) is a k_i-LMUTEX",
 			result:  fmt.Sprintf("`lmutex` = Co(LMUTIN) ok on every connected graph of 3 and 4 processes; on the rings LMUTIN (l = 1) and LMUTEX (k = 2) are mirror images and their messages per pair differ by at most %s %% over the four loads (tolerance 2 %%)", f(100*mirror, 2)),
-			command: "go test ./alg -run TestLocalSmallGraphs; critsec experiment local --out docs/experiments/local",
+			command: "go test ./alg -run TestLocalSmallGraphs; " + localCmd,
 			verdict: verdict(mirror <= 0.02, DiffersOpen),
 		},
 		{
@@ -177,14 +180,14 @@ func localRows(d *data) []row {
 			where:   "Lemma 6 (LKCS messages), as published",
 			claim:   "6(|N_i|+1) messages per Exit+Entry pair at best, 12(|N_i|+1) at worst",
 			result:  fmt.Sprintf("`lkcs-paper` completes only %d of its %d runs of the local study, on %s (the others: %s); there it costs %s messages per pair and member (tolerance %s)", pwhole, pn, strings.Join(pwhere, ", "), brokenText(pbroken), span(paper, 2), pct(tol)),
-			command: "critsec experiment local --out docs/experiments/local",
+			command: localCmd,
 			verdict: verdict(in(paper, 6, 12), DiffersOpen),
 		},
 		{
 			where:   "Lemma 6, for the correction",
 			claim:   "6(|N_i|+1)..12(|N_i|+1) messages per Exit+Entry pair",
 			result:  fmt.Sprintf("`lkcs` (ordered acquisition with rollback in place of preemption), %d of %d runs whole: %s per pair and member per run on the tori and complete:16, %s on the random graphs; by neighborhood size (|N_i|+1 = %s–%s) up to %s", fwhole, fn, span(regular, 1), span(random, 1), f(fsizes[0], 0), f(fsizes[len(fsizes)-1], 0), f(worst, 1)),
-			command: "critsec experiment local --out docs/experiments/local",
+			command: localCmd,
 			verdict: verdict(in(fixed, 6, 12), Differs),
 			why:     "requests taken one member at a time are rolled back and retried, and the correction adds Full, Retry, Pass, Return, Done and Blocked; the price is highest where processes of small degree sit within two hops of a high-degree leader. Whether a correction within Lemma 6's bound exists is open: none is known",
 		},
