@@ -75,9 +75,9 @@ type Status struct {
 	// sent a message to since the request began and that have sent
 	// nothing back since that message, in id order. Machines do not
 	// say whom they wait for; this is what the node sees: for a
-	// permission-based algorithm (kmutex, maekawa) the peers whose reply
-	// is missing, for a token-based one (raymond) where the request
-	// went, which need not be where the token comes from.
+	// permission-based algorithm (raymond, kmutex, maekawa) the peers
+	// whose reply is missing, for a token-based one (forest) where the
+	// request went, which need not be where the token comes from.
 	WaitingOn []cs.ID
 	// Fence, while InCS, is the fencing token of the CS period, for an
 	// algorithm that gives tokens (cs.Fencing; docs/fencing.md); nil

@@ -1257,12 +1257,16 @@ func (t *Transport) receive(in *inbound, peer cs.ID, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if !t.deliver(Delivery{From: peer, Seq: seq, Msg: m}) {
-		return ErrClosed
-	}
+	// Counted delivered before the handover: the consumer may confirm it
+	// before this goroutine runs again, and Confirm takes only what was
+	// delivered (a confirmation that came first was dropped, and the
+	// channel's last message stayed unacknowledged for good).
 	in.mu.Lock()
 	in.delivered = seq
 	in.mu.Unlock()
+	if !t.deliver(Delivery{From: peer, Seq: seq, Msg: m}) {
+		return ErrClosed
+	}
 	return nil
 }
 

@@ -223,6 +223,43 @@ func TestFIFOExactlyOnceAcrossCuts(t *testing.T) {
 	}
 }
 
+// TestConfirmedAtOnce: a consumer that confirms a delivery the moment it
+// takes it from the inbox, before the transport's receiving goroutine
+// runs again, has it acknowledged. The test holds the receiver's inbox
+// full, so that the delivery waits at the handover, and takes it while
+// holding the channel's lock, which the receiving goroutine would need to
+// count it delivered only then; Confirm, which takes only what was
+// delivered, would drop the confirmation, and the channel's last message
+// would stay unacknowledged for good (and be given again to a member
+// that rejoins on an empty log, which forgot that it took it).
+func TestConfirmedAtOnce(t *testing.T) {
+	c := newCluster(t, clusterOpts{n: 2})
+	p1, p2 := c.ts[1], c.ts[2]
+	for range cap(p2.inbox) {
+		p2.inbox <- Delivery{}
+	}
+	if _, err := p1.Send(2, raymond.Request{Last: 1}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery at the handover", func() bool { return p2.Stats().Delivered == 1 })
+	in := p2.in[1]
+	in.mu.Lock()
+	for range cap(p2.inbox) {
+		<-p2.inbox
+	}
+	d := <-p2.inbox
+	delivered := in.delivered
+	in.mu.Unlock()
+	if d.From != 1 || d.Seq != 1 {
+		t.Fatalf("took %+v, want seq 1 from P1", d)
+	}
+	if delivered != d.Seq {
+		t.Fatalf("P2 holds seq %d from P1 while its channel counts %d delivered: a confirmation now is dropped", d.Seq, delivered)
+	}
+	p2.Confirm(d.From, d.Seq)
+	waitFor(t, "P1 seeing it acknowledged", func() bool { return p1.Acked(2) == d.Seq })
+}
+
 // expectDelivery waits for a message from `from` at tr.
 func expectDelivery(t *testing.T, tr *Transport, from cs.ID) {
 	t.Helper()
