@@ -60,6 +60,7 @@ func newMetrics(nd *Node) *metrics {
 	stat("refused_connections_total", "Connections refused: failed TLS handshakes, wrong identities, bad hellos, configuration mismatches.", func() int64 { return nd.tr.Stats().RefusedConns })
 	stat("detector_returned_total", "Connections from peers declared crashed: a false suspicion, or a restart of a crashed member; each is refused.", func() int64 { return nd.tr.Stats().Returned })
 	stat("refused_frames_total", "Frames refused: oversized, malformed, unknown type or kind, out of sequence.", func() int64 { return nd.tr.Stats().RefusedFrames })
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts(f("messages_unacknowledged", "Messages the node sent that their receivers have not yet logged and acknowledged; 0 on every member, with nothing pending, is the idle cluster in which a member may rejoin on an empty log.")), func() float64 { return float64(nd.tr.Unacked()) }))
 	return m
 }
 

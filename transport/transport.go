@@ -353,6 +353,21 @@ func (t *Transport) Acked(to cs.ID) uint64 {
 	return l.acked
 }
 
+// Unacked returns how many messages this node sent that their receivers
+// have not yet acknowledged (confirmed in their logs), over every channel.
+func (t *Transport) Unacked() int {
+	n := 0
+	for _, l := range t.out {
+		if l == nil {
+			continue
+		}
+		l.mu.Lock()
+		n += len(l.queue)
+		l.mu.Unlock()
+	}
+	return n
+}
+
 // peerState is what the transport knows of one peer's liveness.
 type peerState struct {
 	// mu orders a ping's hearing and echo against the refusal of the
