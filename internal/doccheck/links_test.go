@@ -16,27 +16,38 @@ import (
 // relative link: the file or directory it names exists, and its #anchor,
 // in a Markdown target (or the same file), is the GitHub slug of one of the
 // target's headings. Links with a scheme (https:, mailto:) are not followed.
+// A reference in prose to a section, `docs/x.md, "Heading"`, must name a
+// file that exists and the start of one of its headings.
 func TestMarkdownLinks(t *testing.T) {
 	root, files := trackedFiles(t)
-	anchors := map[string]map[string]bool{} // per slash path, the heading slugs
-	slugsOf := func(p string) map[string]bool {
-		if a, ok := anchors[p]; ok {
-			return a
+	type headings struct {
+		slugs map[string]bool
+		texts []string
+	}
+	cache := map[string]headings{} // per slash path
+	headingsOf := func(p string) headings {
+		if h, ok := cache[p]; ok {
+			return h
 		}
-		a := headingSlugs(t, filepath.Join(root, filepath.FromSlash(p)))
-		anchors[p] = a
-		return a
+		slugs, texts := readHeadings(t, filepath.Join(root, filepath.FromSlash(p)))
+		cache[p] = headings{slugs, texts}
+		return cache[p]
+	}
+	exists := func(p string) bool {
+		_, err := os.Stat(filepath.Join(root, filepath.FromSlash(p)))
+		return err == nil
 	}
 	for _, f := range files {
 		if !strings.HasSuffix(f.path, ".md") {
 			continue
 		}
-		for _, l := range markdownLinks(t, filepath.Join(root, filepath.FromSlash(f.path))) {
+		links, refs := markdownLinks(t, filepath.Join(root, filepath.FromSlash(f.path)))
+		for _, l := range links {
 			target, anchor, _ := strings.Cut(l.target, "#")
 			p := f.path
 			if target != "" {
 				p = path.Join(path.Dir(f.path), target)
-				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+				if !exists(p) {
 					t.Errorf("%s:%d: link to %s: no such file", f.path, l.line, l.target)
 					continue
 				}
@@ -44,69 +55,97 @@ func TestMarkdownLinks(t *testing.T) {
 			if anchor == "" || !strings.HasSuffix(p, ".md") {
 				continue
 			}
-			if !slugsOf(p)[anchor] {
+			if !headingsOf(p).slugs[anchor] {
 				t.Errorf("%s:%d: link to %s: %s has no heading with the anchor #%s", f.path, l.line, l.target, p, anchor)
+			}
+		}
+		for _, r := range refs {
+			p := path.Join(path.Dir(f.path), r.target)
+			if strings.HasPrefix(r.target, "docs/") || r.target == "README.md" {
+				p = r.target
+			}
+			if !exists(p) {
+				t.Errorf("%s:%d: reference to %s, %q: no such file", f.path, r.line, r.target, r.section)
+				continue
+			}
+			found := false
+			for _, h := range headingsOf(p).texts {
+				found = found || strings.HasPrefix(h, r.section)
+			}
+			if !found {
+				t.Errorf("%s:%d: reference to %s, %q: no heading of %s starts with it (name a heading, or link to its #anchor)", f.path, r.line, r.target, r.section, p)
 			}
 		}
 	}
 }
 
-// A link is the target of one Markdown link and the line it is on.
+// A link is the target of one Markdown link, or of one reference in prose
+// to a section, and the line it starts on.
 type link struct {
-	line   int
-	target string
+	line    int
+	target  string
+	section string // the quoted heading of a reference in prose
 }
 
 var (
 	// inlineLink matches [text](target) and ![alt](target), with an
-	// optional title.
+	// optional title; the text may run over lines.
 	inlineLink = regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
 	// refDefinition matches a reference definition, [name]: target.
-	refDefinition = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?`)
+	refDefinition = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?`)
+	// sectionRef matches a reference in prose to a section of a Markdown
+	// file: docs/network.md, "Failure detection".
+	sectionRef = regexp.MustCompile(`([\w./-]+\.md),? "([^"\n]+)"`)
 	// codeSpan matches an inline code span, whose text is no link.
 	codeSpan = regexp.MustCompile("`+[^`]*`+")
 	// scheme matches the start of an absolute URL.
 	scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 )
 
-// markdownLinks lists the relative links of a Markdown file, outside code
-// blocks and code spans.
-func markdownLinks(t *testing.T, file string) []link {
+// markdownLinks lists the relative links of a Markdown file and its
+// references in prose to sections, outside code blocks and code spans.
+func markdownLinks(t *testing.T, file string) (links, refs []link) {
 	t.Helper()
-	var out []link
+	var lines []string
 	eachLine(t, file, func(n int, text string) {
-		text = codeSpan.ReplaceAllString(text, "")
-		var targets []string
-		for _, m := range inlineLink.FindAllStringSubmatch(text, -1) {
-			targets = append(targets, m[1])
+		for len(lines) < n-1 {
+			lines = append(lines, "") // the lines of a code block
 		}
-		if m := refDefinition.FindStringSubmatch(text); m != nil {
-			targets = append(targets, m[1])
-		}
-		for _, tg := range targets {
+		lines = append(lines, codeSpan.ReplaceAllString(text, ""))
+	})
+	text := strings.Join(lines, "\n")
+	lineAt := func(i int) int { return 1 + strings.Count(text[:i], "\n") }
+	for _, re := range []*regexp.Regexp{inlineLink, refDefinition} {
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			tg := text[m[2]:m[3]]
 			if !scheme.MatchString(tg) && !strings.HasPrefix(tg, "//") {
-				out = append(out, link{n, tg})
+				links = append(links, link{line: lineAt(m[0]), target: tg})
 			}
 		}
-	})
-	return out
+	}
+	for _, m := range sectionRef.FindAllStringSubmatchIndex(text, -1) {
+		refs = append(refs, link{line: lineAt(m[0]), target: text[m[2]:m[3]], section: text[m[4]:m[5]]})
+	}
+	return links, refs
 }
 
 // heading matches an ATX heading and captures its text.
 var heading = regexp.MustCompile(`^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
 
-// headingSlugs returns the anchors GitHub gives the headings of a Markdown
-// file: the heading's text, lower case, without punctuation, spaces as
-// hyphens, and -1, -2, ... after a repeated slug.
-func headingSlugs(t *testing.T, file string) map[string]bool {
+// readHeadings returns the anchors GitHub gives the headings of a
+// Markdown file (the heading's text, lower case, without punctuation,
+// spaces as hyphens, and -1, -2, ... after a repeated slug) and the
+// headings' texts without their markup.
+func readHeadings(t *testing.T, file string) (slugs map[string]bool, texts []string) {
 	t.Helper()
-	slugs := map[string]bool{}
+	slugs = map[string]bool{}
 	seen := map[string]int{}
 	eachLine(t, file, func(_ int, text string) {
 		m := heading.FindStringSubmatch(text)
 		if m == nil {
 			return
 		}
+		texts = append(texts, strings.NewReplacer("`", "", "*", "", "[", "").Replace(headingMarkup.ReplaceAllString(m[1], "")))
 		s := slug(m[1])
 		if k := seen[s]; k > 0 {
 			seen[s]++
@@ -116,7 +155,7 @@ func headingSlugs(t *testing.T, file string) map[string]bool {
 		}
 		slugs[s] = true
 	})
-	return slugs
+	return slugs, texts
 }
 
 // headingMarkup matches what GitHub renders away before it makes a slug:
