@@ -94,8 +94,8 @@ var (
 	// refDefinition matches a reference definition, [name]: target.
 	refDefinition = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?`)
 	// sectionRef matches a reference in prose to a section of a Markdown
-	// file: docs/network.md, "Failure detection".
-	sectionRef = regexp.MustCompile(`([\w./-]+\.md),? "([^"\n]+)"`)
+	// file, docs/network.md, "Failure detection", over lines too.
+	sectionRef = regexp.MustCompile(`([\w./-]+\.md),?\s+"([^"]{1,100})"`)
 	// codeSpan matches an inline code span, whose text is no link.
 	codeSpan = regexp.MustCompile("`+[^`]*`+")
 	// scheme matches the start of an absolute URL.
@@ -124,7 +124,7 @@ func markdownLinks(t *testing.T, file string) (links, refs []link) {
 		}
 	}
 	for _, m := range sectionRef.FindAllStringSubmatchIndex(text, -1) {
-		refs = append(refs, link{line: lineAt(m[0]), target: text[m[2]:m[3]], section: text[m[4]:m[5]]})
+		refs = append(refs, link{line: lineAt(m[0]), target: text[m[2]:m[3]], section: strings.Join(strings.Fields(text[m[4]:m[5]]), " ")})
 	}
 	return links, refs
 }
