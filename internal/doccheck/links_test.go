@@ -224,3 +224,27 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownLinksParse checks what markdownLinks reads and what it
+// leaves: code blocks, code spans and absolute URLs are no links; a link
+// may run over lines; a prose reference names a file and a heading.
+func TestMarkdownLinksParse(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "page.md")
+	text := "# Page\n" +
+		"See [the guide](guide.md#start) and [a link that runs\n" +
+		"over lines](other.md), not `[code](code.md)` nor [the web](https://example.com).\n" +
+		"```\n[in a block](block.md)\n```\n" +
+		"As docs/network.md, \"Failure\n detection\" says.\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links, refs := markdownLinks(t, file)
+	want := []link{{line: 2, target: "guide.md#start"}, {line: 2, target: "other.md"}}
+	if len(links) != len(want) || links[0] != want[0] || links[1] != want[1] {
+		t.Errorf("links %v, want %v", links, want)
+	}
+	wantRef := link{line: 7, target: "docs/network.md", section: "Failure detection"}
+	if len(refs) != 1 || refs[0] != wantRef {
+		t.Errorf("references %v, want [%v]", refs, wantRef)
+	}
+}
