@@ -205,7 +205,7 @@ func TestCrashBoundsFewerThanLAlive(t *testing.T) {
 }
 
 // TestCrashBoundsStalePermission is the configuration where the plan's
-// first design fails (docs/ft-global-lk-cs.md, question 1): l = 2, n = 5;
+// first design fails (docs/design/locks-not-permissions.md, "Dropped designs"): l = 2, n = 5;
 // P2 has exited on P3's and P4's permissions after granting its own to P1;
 // P4 and P5 crashed InCS and P1's detector reported both; P1 then exits on
 // the permissions of P2 (now OutCS) and P3. One live process is left InCS.

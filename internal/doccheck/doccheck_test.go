@@ -3,7 +3,8 @@
 // checks the form of those that exist, ST1020-ST1022; this checks that they
 // exist), and the tracked files hold no executable, no file over 1 MiB
 // outside docs/img and no words about how the work was organised
-// (tree_test.go).
+// (tree_test.go), and every relative link of the Markdown docs reaches a
+// file and a heading that exist (links_test.go).
 package doccheck
 
 import (
