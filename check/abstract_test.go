@@ -168,7 +168,7 @@ func TestAbstractKeepsCounterexamples(t *testing.T) {
 		{Alg: "gcs-paper", N: 4, L: intp(1), K: intp(2), Coterie: "majority"},
 	} {
 		cfg := abstracted(t, spec, "mx")
-		cfg.DepthFirst, cfg.MaxStates = true, 5_000_000
+		cfg.Search, cfg.MaxStates = check.DepthFirst, 5_000_000
 		res := mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 			t.Fatalf("%s n=%d: %s after %d states %+v", spec.Alg, spec.N, res.Verdict, res.States, res.Violation)
@@ -193,7 +193,7 @@ func TestConcretize(t *testing.T) {
 		{Alg: "gcs-paper", N: 4, L: intp(1), K: intp(2), Coterie: "majority"},
 	} {
 		abs := abstracted(t, spec, "mx")
-		abs.DepthFirst = true
+		abs.Search = check.DepthFirst
 		res := mustRun(t, abs)
 		if res.Verdict != check.Violated {
 			t.Fatalf("%s: %s", spec.Alg, res.Verdict)

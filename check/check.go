@@ -120,22 +120,20 @@ type Config struct {
 	// Workers is the number of goroutines expanding states; 0 means 1.
 	// Results do not depend on it.
 	Workers int
-	// DepthFirst explores depth-first instead of breadth-first, storing only
-	// the fingerprints of visited states and the current path, for state
-	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
-	// counterexample is not necessarily a shortest one; one goroutine.
-	DepthFirst bool
+	// Search is the search the run makes: BreadthFirst (the zero value),
+	// DepthFirst or Liveness. Each stores and proves something different.
+	Search Search
 	// PartialOrder makes the depth-first search explore, in each state, only
 	// an ample subset of the enabled actions when one exists (por.go;
 	// docs/design/partial-order-reduction.md): every reachable deadlock
 	// and every bounds, convention or error violation is still found, with
-	// fewer states and transitions. Needs DepthFirst.
+	// fewer states and transitions. Needs Search DepthFirst.
 	PartialOrder bool
 	// ExpectedStates sizes the depth-first visited set up front for this
 	// many states (0: it starts small and doubles), which avoids the
 	// transient of copying a large table into one twice its size.
 	ExpectedStates int
-	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
+	// DiskDir, with Search DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
 	// sorted file when full (store.Disk; docs/design/visited-set.md, "The
@@ -146,7 +144,7 @@ type Config struct {
 	// states at load 3/4 within its share, and it then never doubles. Same
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
-	// Checkpoint, with DepthFirst and DiskDir, is a directory where the run
+	// Checkpoint, with Search DepthFirst and DiskDir, is a directory where the run
 	// saves its progress every CheckpointEvery and when a limit (Timeout,
 	// MaxMemory, MaxStates) or Interrupt stops it; when the directory
 	// already holds a checkpoint of the same check (CheckpointID, initial
@@ -175,17 +173,10 @@ type Config struct {
 	// whether a request left pending when the budget ran out is deadlocked
 	// (docs/design/deadlock-under-a-budget.md); 0 means DefaultDeadlockStates.
 	DeadlockStates int
-	// Liveness replaces the safety search by the search for starvation
-	// (liveness.go; docs/design/liveness.md): a request
-	// that stays pending forever on a weakly fair cycle of the
-	// continuations, with unlimited calls, of the states reachable under
-	// Budget. Properties are still checked on every state explored.
-	// FIFO channels, no crash and no detector only.
-	Liveness bool
 	// LivenessStates bounds each process's continuation graph in the
-	// starvation search; 0 means DefaultLivenessStates.
+	// starvation search (Search Liveness); 0 means DefaultLivenessStates.
 	LivenessStates int
-	// FairBound, with Liveness, explores only the continuations in which no
+	// FairBound, with Search Liveness, explores only the continuations in which no
 	// action stays enabled for more than FairBound consecutive steps
 	// without being taken (K-bounded fairness), which keeps the
 	// continuation graph finite when counters grow; 0 means no bound
@@ -249,7 +240,7 @@ type Result struct {
 	// theirs, Seconds does not.
 	Resumed *Resumption
 	// LivenessStates is the number of states of the continuation graphs
-	// the starvation search explored (Config.Liveness), all processes'.
+	// the starvation search explored (Search Liveness), all processes'.
 	LivenessStates int64
 	// LivenessDeadEnds counts the continuation states all of whose steps
 	// the fairness bound (Config.FairBound) cut: schedules the bound
@@ -387,7 +378,9 @@ func (c Config) Validate() error {
 		return outOfRange("Timeout", c.Timeout, "need >= 0 (0: none)")
 	case c.Workers < 0 || c.Workers > 256:
 		return outOfRangeOr0("Workers", c.Workers, "need 1 <= workers <= 256", "one")
-	case c.PartialOrder && !c.DepthFirst:
+	case c.Search < BreadthFirst || c.Search > Liveness:
+		return outOfRange("Search", c.Search, "need BreadthFirst, DepthFirst or Liveness")
+	case c.PartialOrder && c.Search != DepthFirst:
 		return needs("PartialOrder", "DepthFirst", "its cycle proviso uses the depth-first stack")
 	case c.DeadlockStates < 0:
 		return outOfRangeOr0("DeadlockStates", c.DeadlockStates, "need >= 1", "DefaultDeadlockStates")

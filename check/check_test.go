@@ -213,7 +213,7 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 func TestBudgetsPerProcess(t *testing.T) {
 	run := func(budget int, budgets []int, hi int) check.Result {
 		t.Helper()
-		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, DepthFirst: true})
+		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, Search: check.DepthFirst})
 	}
 	two, three := run(2, nil, 2), run(3, nil, 2)
 	if same := run(0, []int{2, 2, 2}, 2); same.Verdict != check.OK || same.States != two.States || same.Transitions != two.Transitions {

@@ -13,7 +13,7 @@ import (
 // it with an error; it never panics, and --max-states bounds it.
 func FuzzCheckpointJSON(f *testing.F) {
 	cfg := func(t testing.TB, ck string) check.Config {
-		return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, DepthFirst: true,
+		return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: check.DepthFirst,
 			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "fuzz", MaxStates: 1000}
 	}
 	saved := f.TempDir()

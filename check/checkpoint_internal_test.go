@@ -21,7 +21,7 @@ func TestCheckpointUndecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := func(maxStates int, ck string) Config {
-		c := Config{Machines: []cs.Machine{&stuck{idle: idle{self: 1}}, &idle{self: 2}}, Property: prop, Budget: 2, DepthFirst: true, DeadlockStates: 1, MaxStates: maxStates}
+		c := Config{Machines: []cs.Machine{&stuck{idle: idle{self: 1}}, &idle{self: 2}}, Property: prop, Budget: 2, Search: DepthFirst, DeadlockStates: 1, MaxStates: maxStates}
 		if ck != "" {
 			c.DiskDir, c.Checkpoint = t.TempDir(), ck
 		}
@@ -78,7 +78,7 @@ func TestCheckpointLockedAndInterrupted(t *testing.T) {
 		return ms
 	}
 	cfg := func(ck string) Config {
-		return Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true,
+		return Config{Machines: machines(), Property: prop, Budget: 2, Search: DepthFirst,
 			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "test"}
 	}
 	ck := t.TempDir()
@@ -90,7 +90,7 @@ func TestCheckpointLockedAndInterrupted(t *testing.T) {
 		t.Fatalf("while locked: %v", err)
 	}
 	unlock()
-	want, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true})
+	want, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, Search: DepthFirst})
 	if err != nil {
 		t.Fatal(err)
 	}

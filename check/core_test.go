@@ -128,28 +128,28 @@ func TestDeadlockBySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dfs := range []bool{false, true} {
-		res, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs})
+	for _, search := range []Search{BreadthFirst, DepthFirst} {
+		res, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, Search: search})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Verdict != Violated || res.Violation.Kind != KindDeadlock ||
 			res.Violation.Detail != "P1's entry request can never complete: none of the 2 states reachable from here with unlimited requests completes it" {
-			t.Fatalf("dfs=%v: %s %+v", dfs, res.Verdict, res.Violation)
+			t.Fatalf("%s: %s %+v", search, res.Verdict, res.Violation)
 		}
-		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs, DeadlockStates: 1})
+		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, Search: search, DeadlockStates: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Verdict != Incomplete {
-			t.Fatalf("dfs=%v with DeadlockStates 1: %s %+v, want incomplete", dfs, res.Verdict, res.Violation)
+			t.Fatalf("%s with DeadlockStates 1: %s %+v, want incomplete", search, res.Verdict, res.Violation)
 		}
-		if !dfs {
+		if search != DepthFirst {
 			continue
 		}
 		// A limit that strikes later still reports the undecided stop
 		// (depth-first meets the stop at its fourth state of six).
-		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs, DeadlockStates: 1, MaxStates: 5})
+		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, Search: search, DeadlockStates: 1, MaxStates: 5})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,9 +22,9 @@ func Run(cfg Config) (Result, error) {
 	e := newExplorer(cfg)
 	var res Result
 	switch {
-	case cfg.Liveness:
+	case cfg.Search == Liveness:
 		res = e.runLiveness()
-	case cfg.DepthFirst:
+	case cfg.Search == DepthFirst:
 		var err error
 		if res, err = e.runCheckpointed(); err != nil {
 			return Result{}, err

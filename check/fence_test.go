@@ -83,7 +83,7 @@ func TestFencing(t *testing.T) {
 		// a fencing violation too.
 		for _, por := range []bool{false, true} {
 			ms, p := ftMachines(t, c.k, c.wrap)
-			cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true, DepthFirst: true, PartialOrder: por}
+			cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true, Search: check.DepthFirst, PartialOrder: por}
 			if res, err := check.Run(cfg); err != nil || res.Verdict != check.Violated || res.Violation.Kind != check.KindFencing {
 				t.Errorf("%s depth-first (reduction %v): %v %s %+v", c.name, por, err, res.Verdict, res.Violation)
 			}

@@ -446,14 +446,25 @@ func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, cr
 	cfg := check.Config{
 		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
 		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
+		Search: f.searchKind(), Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
+		LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
 	}
 	if f.checkpoint != "" {
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
 	}
 	return cfg
+}
+
+// searchKind is the search --search and --liveness choose.
+func (f *checkFlags) searchKind() check.Search {
+	switch {
+	case f.liveness:
+		return check.Liveness
+	case f.search == "dfs":
+		return check.DepthFirst
+	}
+	return check.BreadthFirst
 }
 
 // summary is the report of result res of a run of cfg.
