@@ -290,10 +290,10 @@ func TestIdealChildrenByPath(t *testing.T) {
 		t.Fatalf("%s %+v", res.Verdict, res.Violation)
 	}
 	bad := []cs.Machine{pair{as[0], bs[0], false}, wrapper{as[1]}}
-	if _, err := check.Run(check.Config{Machines: bad, Property: global(t, 2, 0, 1), Budget: 2}); err == nil || !strings.Contains(err.Error(), "differ") {
+	if _, err := check.Run(t.Context(), check.Config{Machines: bad, Property: global(t, 2, 0, 1), Budget: 2}); err == nil || !strings.Contains(err.Error(), "differ") {
 		t.Errorf("different ideal children: %v", err)
 	}
-	if _, err := check.Run(check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2, Crashes: 1}); err == nil || !strings.Contains(err.Error(), "crashes") {
+	if _, err := check.Run(t.Context(), check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2, Crashes: 1}); err == nil || !strings.Contains(err.Error(), "crashes") {
 		t.Errorf("ideal children with crashes: %v", err)
 	}
 }

@@ -15,7 +15,7 @@
 //
 //	ms, _ := raymond.New(cs.Params{N: 3, K: 2})
 //	prop, _ := property.Global(3, 0, 2)
-//	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 2})
+//	res, err := check.Run(ctx, check.Config{Machines: ms, Property: prop, Budget: 2})
 //	if err != nil { ... }            // bad configuration
 //	if res.Verdict != check.OK { ... } // res.Violation.Path is the shortest path
 package check
@@ -39,8 +39,9 @@ const (
 	OK Verdict = "ok"
 	// Violated: a property failed; Result.Violation says which and how.
 	Violated Verdict = "violation"
-	// Incomplete: a limit (MaxStates, Timeout, DeadlockStates) stopped the
-	// run before it could decide. Never read it as ok.
+	// Incomplete: a limit (MaxStates, MaxMemory, DeadlockStates, the
+	// deadline or cancellation of Run's context) stopped the run before it
+	// could decide. Never read it as ok.
 	Incomplete Verdict = "incomplete"
 )
 
@@ -107,8 +108,6 @@ type Config struct {
 	// MaxStates stops the run (Incomplete) once this many distinct states
 	// were found; 0 means no limit.
 	MaxStates int
-	// Timeout stops the run (Incomplete) after this long; 0 means none.
-	Timeout time.Duration
 	// MaxMemory stops the run (Incomplete) once the live Go heap (what
 	// survived the last garbage collection) exceeds this many bytes,
 	// instead of letting the operating system kill the process; 0 means no
@@ -145,8 +144,8 @@ type Config struct {
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
 	// Checkpoint, with Search DepthFirst and DiskDir, is a directory where the run
-	// saves its progress every CheckpointEvery and when a limit (Timeout,
-	// MaxMemory, MaxStates) or Interrupt stops it; when the directory
+	// saves its progress every CheckpointEvery and when a limit (MaxMemory,
+	// MaxStates) or Run's context stops it; when the directory
 	// already holds a checkpoint of the same check (CheckpointID, initial
 	// state, Budget and the other options that shape the search), the run
 	// continues it. A run that ends (ok, a violation, or a complete search
@@ -157,10 +156,6 @@ type Config struct {
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
-	// Interrupt, when closed, stops a depth-first run (Incomplete,
-	// "interrupted"), saving its checkpoint when it has one: critsec check
-	// closes it on SIGINT or SIGTERM. Nil: never.
-	Interrupt <-chan struct{}
 	// CheckpointID tells checks apart that the initial state does not: the
 	// algorithm, its variant and options (critsec check puts its problem
 	// there). A checkpoint is continued only by a run with the same ID.
@@ -374,8 +369,6 @@ func (c Config) Validate() error {
 		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n (n = %d)", n))
 	case c.MaxStates < 0:
 		return outOfRange("MaxStates", c.MaxStates, "need >= 0 (0: no limit)")
-	case c.Timeout < 0:
-		return outOfRange("Timeout", c.Timeout, "need >= 0 (0: none)")
 	case c.Workers < 0 || c.Workers > 256:
 		return outOfRangeOr0("Workers", c.Workers, "need 1 <= workers <= 256", "one")
 	case c.Search < BreadthFirst || c.Search > Liveness:

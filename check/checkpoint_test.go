@@ -242,14 +242,14 @@ func TestCheckpointRefused(t *testing.T) {
 		run := prepare(cfg(), t.TempDir(), ck)
 		run.MaxStates = 1000
 		c.spoil(ck, &run)
-		_, err := check.Run(run)
+		_, err := check.Run(t.Context(), run)
 		if !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an ErrConfig saying %q", c.name, err, c.want)
 		}
 	}
 	bad := cfg()
 	bad.Search, bad.Checkpoint = check.DepthFirst, t.TempDir()
-	if _, err := check.Run(bad); !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), "needs DiskDir") {
+	if _, err := check.Run(t.Context(), bad); !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), "needs DiskDir") {
 		t.Errorf("a checkpoint without DiskDir: %v", err)
 	}
 }

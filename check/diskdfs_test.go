@@ -96,7 +96,7 @@ func TestDiskDirRefused(t *testing.T) {
 		{file, check.DepthFirst, "not a writable directory"},
 		{t.TempDir() + "/missing", check.DepthFirst, "not a writable directory"},
 	} {
-		_, err := check.Run(check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: c.search, DiskDir: c.dir})
+		_, err := check.Run(t.Context(), check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: c.search, DiskDir: c.dir})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("DiskDir %s, %s: %v, want %q", c.dir, c.search, err, c.want)
 		}

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/critsec/critsec/cs"
 )
@@ -196,11 +195,15 @@ func (l *livenessRun) stemSearch() (string, *Violation) {
 	return "", nil
 }
 
-// limits returns the Incomplete reason of a timeout or the memory limit, or "".
+// limits returns the Incomplete reason of the run's context (a timeout, an
+// interruption) or the memory limit, or "".
 func (l *livenessRun) limits() string {
 	e := l.e
-	if !e.deadline.IsZero() && time.Now().After(e.deadline) {
-		return fmt.Sprintf("timeout %v reached (liveness search)", e.cfg.Timeout)
+	switch e.stopped() {
+	case limitTimeout:
+		return fmt.Sprintf("timeout %v reached (liveness search)", e.timeout)
+	case limitInterrupt:
+		return "interrupted (liveness search)"
 	}
 	if overMemory(e.cfg.MaxMemory) {
 		return fmt.Sprintf("memory limit %.1f GB reached (liveness search)", float64(e.cfg.MaxMemory)/(1<<30))

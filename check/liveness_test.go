@@ -191,7 +191,7 @@ func TestLivenessConfig(t *testing.T) {
 	} {
 		c := base
 		mod(&c)
-		if _, err := check.Run(c); err == nil {
+		if _, err := check.Run(t.Context(), c); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

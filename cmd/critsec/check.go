@@ -209,11 +209,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 		return checkConfigError(err)
 	}
 	if f.checkpoint != "" {
-		stop, err := f.bindCheckpoint(&cfg, &pr)
-		if err != nil {
+		if err := f.bindCheckpoint(&cfg, &pr); err != nil {
 			return err
 		}
-		defer stop()
 	}
 	// The trace and HTML files are opened before the run, so a path that
 	// cannot be written is refused at once, not after a long search.
@@ -229,7 +227,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	defer vf.Close()
 	tuneMemory(f.search == "dfs", f.expected, maxMemory)
 	defer debug.SetMemoryLimit(math.MaxInt64)
-	res, err := check.Run(cfg)
+	ctx, stop := checkContext(cmd.Context(), f.timeout)
+	defer stop()
+	res, err := check.Run(ctx, cfg)
 	if errors.Is(err, check.ErrConfig) {
 		return checkConfigError(err)
 	}
@@ -275,13 +275,26 @@ func (f *checkFlags) report(cmd *cobra.Command, pr *problem, res check.Result, s
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
 }
 
+// checkContext is the context of a run: the first SIGINT or SIGTERM
+// cancels it (the run stops, incomplete, and saves its checkpoint; a second
+// signal kills), and --timeout (0: none) sets its deadline. stop releases
+// both.
+func checkContext(parent context.Context, timeout time.Duration) (ctx context.Context, stop func()) {
+	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stopSignals() }()
+	if timeout == 0 {
+		return ctx, stopSignals
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stopSignals() }
+}
+
 // bindCheckpoint binds cfg's checkpoint to the algorithm, its options and
-// this binary, and makes SIGINT and SIGTERM stop the run and save (a
-// second one kills); stop stops listening for them.
-func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func(), err error) {
+// this binary.
+func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) error {
 	binary, err := binaryID()
 	if err != nil {
-		return nil, badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+		return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
 	}
 	// The algorithm and its options (variants such as mutin and
 	// mutin-paper start in equal states), and the binary: another build
@@ -290,10 +303,7 @@ func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func()
 	if f.fencing {
 		cfg.CheckpointID += " | fencing"
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stopSignals() }()
-	cfg.Interrupt = ctx.Done()
-	return stopSignals, nil
+	return nil
 }
 
 // validate refuses flags that are out of range for an algorithm on n
@@ -315,6 +325,8 @@ func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
+	case f.timeout < 0:
+		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
 	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
 		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
 	case f.ckEvery < time.Second:
@@ -400,7 +412,6 @@ var checkFlagOf = map[string]struct{ name, add string }{
 	"Budget":          {"--budget", "--budget B"},
 	"Crashes":         {"--crashes", "--crashes C"},
 	"MaxStates":       {"--max-states", "--max-states N"},
-	"Timeout":         {"--timeout", "--timeout D"},
 	"Workers":         {"--workers", "--workers W"},
 	"DeadlockStates":  {"--deadlock-states", "--deadlock-states N"},
 	"ExpectedStates":  {"--expected-states", "--expected-states N"},
@@ -445,7 +456,7 @@ func checkConfigError(err error) error {
 func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, crashes int, det check.Detector, maxMemory uint64) check.Config {
 	cfg := check.Config{
 		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
-		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
+		MaxStates: f.maxStates, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		Search: f.searchKind(), Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
 		LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
