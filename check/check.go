@@ -76,7 +76,8 @@ type Config struct {
 	// of machines.
 	Property *property.Property
 	// Budget is how many Entry/Exit calls each process may make (2 = one
-	// entry/exit cycle). It bounds the otherwise infinite state space.
+	// entry/exit cycle), 0..MaxBudget. It bounds the otherwise infinite
+	// state space.
 	Budget int
 	// Budgets, when not nil, gives each process its own budget instead
 	// (Budgets[i] is P_{i+1}'s; one per machine): a search with budget 2
@@ -184,6 +185,10 @@ const DefaultDeadlockStates = 200_000
 
 // MaxN is the largest number of processes Run accepts.
 const MaxN = 64
+
+// MaxBudget is the largest budget (Config.Budget, Config.Budgets) Run
+// accepts.
+const MaxBudget = 100
 
 // Progress is a snapshot of a run in progress.
 type Progress struct {
@@ -359,14 +364,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: Property is nil: give the safety property to check (property.Global, property.Local)")
 	case c.Property.N() != n:
 		return fmt.Errorf("check: Property is over %d processes but Machines has %d", c.Property.N(), n)
-	case c.Budget < 0 || c.Budget > 100:
-		return outOfRange("Budget", c.Budget, "need 0 <= budget <= 100")
 	case c.Budgets != nil && len(c.Budgets) != n:
-		return fmt.Errorf("check: Budgets has %d entries but Machines has %d processes: give one budget per process, or leave Budgets nil", len(c.Budgets), n)
-	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > 100 }):
-		return fmt.Errorf("check: Budgets = %v is out of range: need 0 <= budget <= 100 for every process", c.Budgets)
+		return &FieldError{Field: "Budgets", Value: fmt.Sprint(c.Budgets), Why: fmt.Sprintf("gives %d budgets for %d processes: give one budget, or one per process (P1 first)", len(c.Budgets), n)}
+	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > MaxBudget }):
+		return outOfRange("Budgets", c.Budgets, fmt.Sprintf("need 0 <= budget <= %d", MaxBudget))
+	case c.Budget < 0 || c.Budget > MaxBudget:
+		return outOfRange("Budget", c.Budget, fmt.Sprintf("need 0 <= budget <= %d", MaxBudget))
 	case c.Crashes < 0 || c.Crashes > n:
-		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n (n = %d)", n))
+		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n = %d", n))
 	case c.MaxStates < 0:
 		return outOfRange("MaxStates", c.MaxStates, "need >= 0 (0: no limit)")
 	case c.Workers < 0 || c.Workers > 256:

@@ -361,9 +361,17 @@ func TestFieldError(t *testing.T) {
 		{check.Config{ExpectedStates: -1}, check.FieldError{Field: "ExpectedStates", Value: "-1", Why: "is out of range: need >= 0 (0: grow as needed)"}},
 		{check.Config{PartialOrder: true}, check.FieldError{Field: "PartialOrder", Needs: "DepthFirst", Why: "its cycle proviso uses the depth-first stack"}},
 		{check.Config{DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
+		{check.Config{Budget: 101}, check.FieldError{Field: "Budget", Value: "101", Why: "is out of range: need 0 <= budget <= 100"}},
+		{check.Config{Budgets: []int{2, 2}}, check.FieldError{Field: "Budgets", Value: "[2 2]", Why: "gives 2 budgets for 3 processes: give one budget, or one per process (P1 first)"}},
+		{check.Config{Budgets: []int{2, -1, 2}}, check.FieldError{Field: "Budgets", Value: "[2 -1 2]", Why: "is out of range: need 0 <= budget <= 100"}},
+		{check.Config{Crashes: 4}, check.FieldError{Field: "Crashes", Value: "4", Why: "is out of range: need 0 <= crashes <= n = 3"}},
+		{check.Config{Search: 3}, check.FieldError{Field: "Search", Value: "Search(3)", Why: "is out of range: need BreadthFirst, DepthFirst or Liveness"}},
 	} {
 		cfg := c.cfg
-		cfg.Machines, cfg.Property, cfg.Budget = ms, prop, 2
+		cfg.Machines, cfg.Property = ms, prop
+		if cfg.Budget == 0 {
+			cfg.Budget = 2
+		}
 		var fe *check.FieldError
 		if err := cfg.Validate(); !errors.As(err, &fe) || *fe != c.want {
 			t.Errorf("%s: %v, want %+v", c.want.Field, err, c.want)

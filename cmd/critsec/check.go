@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/critsec/critsec/check"
 	"github.com/critsec/critsec/cs"
@@ -189,7 +190,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := f.validate(cmd, pr.Params.N); err != nil {
 		return err
 	}
-	crashes, det, err := f.faults.config(pr.Params.N, cmd.Flags().Changed("detector"))
+	crashes, det, err := f.faults.config(cmd.Flags().Changed("detector"))
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
 	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
 	if err := cfg.Validate(); err != nil {
-		return checkConfigError(err)
+		return checkConfigError(err, cmd.Flags())
+	}
+	if err := f.validateSize(pr.Params.N); err != nil {
+		return err
 	}
 	if f.checkpoint != "" {
 		if err := f.bindCheckpoint(&cfg, &pr); err != nil {
@@ -231,7 +235,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	defer stop()
 	res, err := check.Run(ctx, cfg)
 	if errors.Is(err, check.ErrConfig) {
-		return checkConfigError(err)
+		return checkConfigError(err, cmd.Flags())
 	}
 	if err != nil {
 		return err // an I/O error reading a checkpoint: exit status 3
@@ -307,16 +311,10 @@ func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) error {
 }
 
 // validate refuses flags that are out of range for an algorithm on n
-// processes, or that do not apply together.
+// processes, or that do not apply together; check.Config.Validate states
+// the rules of the fields the flags set (checkConfigError).
 func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
-	if err := f.budget.validate(n); err != nil {
-		return err
-	}
 	switch {
-	case f.maxStates == 0 && n > checkSafeN:
-		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
-	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
-		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	case n > check.MaxN:
 		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
 	case f.search != "bfs" && f.search != "dfs":
@@ -350,6 +348,19 @@ func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateSize refuses, without an explicit --max-states, a problem on n
+// processes whose state space explodes; the checker accepts it with a
+// limit.
+func (f *checkFlags) validateSize(n int) error {
+	switch {
+	case f.maxStates == 0 && n > checkSafeN:
+		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
+	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
+		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	}
 	return nil
 }
@@ -410,6 +421,7 @@ func tuneMemory(dfs bool, expected int, maxMemory uint64) {
 // check sets from a flag, and what to add when the field is needed.
 var checkFlagOf = map[string]struct{ name, add string }{
 	"Budget":          {"--budget", "--budget B"},
+	"Budgets":         {"--budget", "--budget B"},
 	"Crashes":         {"--crashes", "--crashes C"},
 	"MaxStates":       {"--max-states", "--max-states N"},
 	"Workers":         {"--workers", "--workers W"},
@@ -427,8 +439,9 @@ var checkFlagOf = map[string]struct{ name, add string }{
 
 // checkConfigError is the one-line bad-input error of err, which
 // check.Config.Validate returned: a field's rule is stated by the library
-// (check.FieldError) and told here with the names of the flags.
-func checkConfigError(err error) error {
+// (check.FieldError) and told here with the names of the flags and their
+// values as given in fs (--budget 2,1,1 sets Budget and Budgets).
+func checkConfigError(err error, fs *pflag.FlagSet) error {
 	var fe *check.FieldError
 	if !errors.As(err, &fe) {
 		return badInput("%v", err)
@@ -438,7 +451,11 @@ func checkConfigError(err error) error {
 		return badInput("%v", err)
 	}
 	if fe.Needs == "" {
-		return badInput("%s %s %s", field.name, fe.Value, fe.Why)
+		value := fe.Value
+		if fl := fs.Lookup(strings.TrimPrefix(field.name, "--")); fl != nil {
+			value = fl.Value.String()
+		}
+		return badInput("%s %s %s", field.name, value, fe.Why)
 	}
 	need, ok := checkFlagOf[fe.Needs]
 	if !ok {
