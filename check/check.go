@@ -1,15 +1,17 @@
 // Package check is critsec's explicit-state model checker. It explores every
-// interleaving of a set of machines (one per process) breadth-first:
-// delivering a message in transit, letting an idle process call Entry or Exit
-// within a per-process budget, and, for the fault-tolerant algorithms,
-// crashing a process and producing failure-detector outputs. It checks the
-// safety property (package property: the global bound lo <= #InCS <= hi,
-// or the bounds of every neighborhood) after every state change, the CS method
+// interleaving of a set of machines (one per process): delivering a message
+// in transit, letting an idle process call Entry or Exit within a
+// per-process budget, and, for the fault-tolerant algorithms, crashing a
+// process and producing failure-detector outputs. It checks the safety
+// property (package property: the global bound lo <= #InCS <= hi, or the
+// bounds of every neighborhood) after every state change, the CS method
 // invocation convention (Definition 1 of Kamei and Kakugawa's global
-// (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
-// when one of them fails. docs/checker.md defines exactly what is explored
-// and docs/design/deadlock-under-a-budget.md what a deadlock is under a
-// budget.
+// (l,k)-CS paper) and deadlock freedom, and returns a counterexample when
+// one of them fails. The search (Search) is breadth-first by default, which
+// gives shortest counterexamples; DepthFirst keeps far less in memory, and
+// Liveness searches for starvation instead. docs/checker.md defines exactly
+// what is explored and docs/design/deadlock-under-a-budget.md what a
+// deadlock is under a budget.
 //
 // Use:
 //
@@ -18,6 +20,8 @@
 //	res, err := check.Run(ctx, check.Config{Machines: ms, Property: prop, Budget: 2})
 //	if err != nil { ... }            // bad configuration
 //	if res.Verdict != check.OK { ... } // res.Violation.Path is the shortest path
+//
+// ctx stops a long run: its deadline or cancellation ends it Incomplete.
 package check
 
 import (
