@@ -90,6 +90,10 @@ type Config struct {
 	// part of a space too large to finish
 	// (docs/design/deadlock-under-a-budget.md, "Budgets per process").
 	Budgets []int
+	// Search is the search the run makes: BreadthFirst (the zero value),
+	// DepthFirst or Liveness. They keep different things in memory and
+	// their verdicts prove different things (see Search).
+	Search Search
 	// Unordered lets a channel deliver any of its messages, not only the
 	// oldest (the default is per-link FIFO).
 	Unordered bool
@@ -121,12 +125,9 @@ type Config struct {
 	// GOGC percent of it): callers that need a hard ceiling also set
 	// runtime/debug.SetMemoryLimit, as critsec check does.
 	MaxMemory uint64
-	// Workers is the number of goroutines expanding states; 0 means 1.
-	// Results do not depend on it.
+	// Workers is the number of goroutines expanding states breadth-first;
+	// 0 means 1. Results do not depend on it.
 	Workers int
-	// Search is the search the run makes: BreadthFirst (the zero value),
-	// DepthFirst or Liveness. Each stores and proves something different.
-	Search Search
 	// PartialOrder makes the depth-first search explore, in each state, only
 	// an ample subset of the enabled actions when one exists (por.go;
 	// docs/design/partial-order-reduction.md): every reachable deadlock
