@@ -127,7 +127,7 @@ func TestLocalSmallGraphs(t *testing.T) {
 				pr, ms := build(t, spec)
 				runtime.GC() // MaxMemory reads the heap live at the last collection
 				start := time.Now()
-				res, err := check.Run(check.Config{Machines: ms, Property: pr.Property, Budget: r.budget, Workers: 2, MaxMemory: 8 << 30})
+				res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: pr.Property, Budget: r.budget, Workers: 2, MaxMemory: 8 << 30})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -168,7 +168,7 @@ func TestAbstractKeepsCounterexamples(t *testing.T) {
 		{Alg: "gcs-paper", N: 4, L: intp(1), K: intp(2), Coterie: "majority"},
 	} {
 		cfg := abstracted(t, spec, "mx")
-		cfg.DepthFirst, cfg.MaxStates = true, 5_000_000
+		cfg.Search, cfg.MaxStates = check.DepthFirst, 5_000_000
 		res := mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 			t.Fatalf("%s n=%d: %s after %d states %+v", spec.Alg, spec.N, res.Verdict, res.States, res.Violation)
@@ -193,7 +193,7 @@ func TestConcretize(t *testing.T) {
 		{Alg: "gcs-paper", N: 4, L: intp(1), K: intp(2), Coterie: "majority"},
 	} {
 		abs := abstracted(t, spec, "mx")
-		abs.DepthFirst = true
+		abs.Search = check.DepthFirst
 		res := mustRun(t, abs)
 		if res.Verdict != check.Violated {
 			t.Fatalf("%s: %s", spec.Alg, res.Verdict)
@@ -290,10 +290,10 @@ func TestIdealChildrenByPath(t *testing.T) {
 		t.Fatalf("%s %+v", res.Verdict, res.Violation)
 	}
 	bad := []cs.Machine{pair{as[0], bs[0], false}, wrapper{as[1]}}
-	if _, err := check.Run(check.Config{Machines: bad, Property: global(t, 2, 0, 1), Budget: 2}); err == nil || !strings.Contains(err.Error(), "differ") {
+	if _, err := check.Run(t.Context(), check.Config{Machines: bad, Property: global(t, 2, 0, 1), Budget: 2}); err == nil || !strings.Contains(err.Error(), "differ") {
 		t.Errorf("different ideal children: %v", err)
 	}
-	if _, err := check.Run(check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2, Crashes: 1}); err == nil || !strings.Contains(err.Error(), "crashes") {
+	if _, err := check.Run(t.Context(), check.Config{Machines: ms, Property: global(t, 2, 0, 1), Budget: 2, Crashes: 1}); err == nil || !strings.Contains(err.Error(), "crashes") {
 		t.Errorf("ideal children with crashes: %v", err)
 	}
 }

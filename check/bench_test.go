@@ -21,7 +21,7 @@ func BenchmarkRaymond(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := check.Run(check.Config{Machines: ms, Property: global(b, len(ms), 0, 2), Budget: 2, Workers: workers})
+				res, err := check.Run(b.Context(), check.Config{Machines: ms, Property: global(b, len(ms), 0, 2), Budget: 2, Workers: workers})
 				if err != nil || res.Verdict != check.OK {
 					b.Fatalf("%v %v", res.Verdict, err)
 				}

@@ -1,23 +1,27 @@
 // Package check is critsec's explicit-state model checker. It explores every
-// interleaving of a set of machines (one per process) breadth-first:
-// delivering a message in transit, letting an idle process call Entry or Exit
-// within a per-process budget, and, for the fault-tolerant algorithms,
-// crashing a process and producing failure-detector outputs. It checks the
-// safety property (package property: the global bound lo <= #InCS <= hi,
-// or the bounds of every neighborhood) after every state change, the CS method
+// interleaving of a set of machines (one per process): delivering a message
+// in transit, letting an idle process call Entry or Exit within a
+// per-process budget, and, for the fault-tolerant algorithms, crashing a
+// process and producing failure-detector outputs. It checks the safety
+// property (package property: the global bound lo <= #InCS <= hi, or the
+// bounds of every neighborhood) after every state change, the CS method
 // invocation convention (Definition 1 of Kamei and Kakugawa's global
-// (l,k)-CS paper) and deadlock freedom, and returns a shortest counterexample
-// when one of them fails. docs/checker.md defines exactly what is explored
-// and docs/design/deadlock-under-a-budget.md what a deadlock is under a
-// budget.
+// (l,k)-CS paper) and deadlock freedom, and returns a counterexample when
+// one of them fails. The search (Search) is breadth-first by default, which
+// gives shortest counterexamples; DepthFirst keeps far less in memory, and
+// Liveness searches for starvation instead. docs/checker.md defines exactly
+// what is explored and docs/design/deadlock-under-a-budget.md what a
+// deadlock is under a budget.
 //
 // Use:
 //
 //	ms, _ := raymond.New(cs.Params{N: 3, K: 2})
 //	prop, _ := property.Global(3, 0, 2)
-//	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 2})
+//	res, err := check.Run(ctx, check.Config{Machines: ms, Property: prop, Budget: 2})
 //	if err != nil { ... }            // bad configuration
 //	if res.Verdict != check.OK { ... } // res.Violation.Path is the shortest path
+//
+// ctx stops a long run: its deadline or cancellation ends it Incomplete.
 package check
 
 import (
@@ -39,8 +43,9 @@ const (
 	OK Verdict = "ok"
 	// Violated: a property failed; Result.Violation says which and how.
 	Violated Verdict = "violation"
-	// Incomplete: a limit (MaxStates, Timeout, DeadlockStates) stopped the
-	// run before it could decide. Never read it as ok.
+	// Incomplete: a limit (MaxStates, MaxMemory, DeadlockStates, the
+	// deadline or cancellation of Run's context) stopped the run before it
+	// could decide. Never read it as ok.
 	Incomplete Verdict = "incomplete"
 )
 
@@ -75,7 +80,8 @@ type Config struct {
 	// of machines.
 	Property *property.Property
 	// Budget is how many Entry/Exit calls each process may make (2 = one
-	// entry/exit cycle). It bounds the otherwise infinite state space.
+	// entry/exit cycle), 0..MaxBudget. It bounds the otherwise infinite
+	// state space.
 	Budget int
 	// Budgets, when not nil, gives each process its own budget instead
 	// (Budgets[i] is P_{i+1}'s; one per machine): a search with budget 2
@@ -84,6 +90,10 @@ type Config struct {
 	// part of a space too large to finish
 	// (docs/design/deadlock-under-a-budget.md, "Budgets per process").
 	Budgets []int
+	// Search is the search the run makes: BreadthFirst (the zero value),
+	// DepthFirst or Liveness. They keep different things in memory and
+	// their verdicts prove different things (see Search).
+	Search Search
 	// Unordered lets a channel deliver any of its messages, not only the
 	// oldest (the default is per-link FIFO).
 	Unordered bool
@@ -107,8 +117,6 @@ type Config struct {
 	// MaxStates stops the run (Incomplete) once this many distinct states
 	// were found; 0 means no limit.
 	MaxStates int
-	// Timeout stops the run (Incomplete) after this long; 0 means none.
-	Timeout time.Duration
 	// MaxMemory stops the run (Incomplete) once the live Go heap (what
 	// survived the last garbage collection) exceeds this many bytes,
 	// instead of letting the operating system kill the process; 0 means no
@@ -117,25 +125,20 @@ type Config struct {
 	// GOGC percent of it): callers that need a hard ceiling also set
 	// runtime/debug.SetMemoryLimit, as critsec check does.
 	MaxMemory uint64
-	// Workers is the number of goroutines expanding states; 0 means 1.
-	// Results do not depend on it.
+	// Workers is the number of goroutines expanding states breadth-first;
+	// 0 means 1. Results do not depend on it.
 	Workers int
-	// DepthFirst explores depth-first instead of breadth-first, storing only
-	// the fingerprints of visited states and the current path, for state
-	// spaces whose BFS frontier does not fit in memory. Same verdicts; a
-	// counterexample is not necessarily a shortest one; one goroutine.
-	DepthFirst bool
 	// PartialOrder makes the depth-first search explore, in each state, only
 	// an ample subset of the enabled actions when one exists (por.go;
 	// docs/design/partial-order-reduction.md): every reachable deadlock
 	// and every bounds, convention or error violation is still found, with
-	// fewer states and transitions. Needs DepthFirst.
+	// fewer states and transitions. Needs Search DepthFirst.
 	PartialOrder bool
 	// ExpectedStates sizes the depth-first visited set up front for this
 	// many states (0: it starts small and doubles), which avoids the
 	// transient of copying a large table into one twice its size.
 	ExpectedStates int
-	// DiskDir, with DepthFirst, keeps the visited set partly on disk, in a
+	// DiskDir, with Search DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
 	// sorted file when full (store.Disk; docs/design/visited-set.md, "The
@@ -146,9 +149,9 @@ type Config struct {
 	// states at load 3/4 within its share, and it then never doubles. Same
 	// states, same results; "" keeps the whole set in memory.
 	DiskDir string
-	// Checkpoint, with DepthFirst and DiskDir, is a directory where the run
-	// saves its progress every CheckpointEvery and when a limit (Timeout,
-	// MaxMemory, MaxStates) or Interrupt stops it; when the directory
+	// Checkpoint, with Search DepthFirst and DiskDir, is a directory where the run
+	// saves its progress every CheckpointEvery and when a limit (MaxMemory,
+	// MaxStates) or Run's context stops it; when the directory
 	// already holds a checkpoint of the same check (CheckpointID, initial
 	// state, Budget and the other options that shape the search), the run
 	// continues it. A run that ends (ok, a violation, or a complete search
@@ -159,10 +162,6 @@ type Config struct {
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.
 	CheckpointEvery time.Duration
-	// Interrupt, when closed, stops a depth-first run (Incomplete,
-	// "interrupted"), saving its checkpoint when it has one: critsec check
-	// closes it on SIGINT or SIGTERM. Nil: never.
-	Interrupt <-chan struct{}
 	// CheckpointID tells checks apart that the initial state does not: the
 	// algorithm, its variant and options (critsec check puts its problem
 	// there). A checkpoint is continued only by a run with the same ID.
@@ -175,17 +174,10 @@ type Config struct {
 	// whether a request left pending when the budget ran out is deadlocked
 	// (docs/design/deadlock-under-a-budget.md); 0 means DefaultDeadlockStates.
 	DeadlockStates int
-	// Liveness replaces the safety search by the search for starvation
-	// (liveness.go; docs/design/liveness.md): a request
-	// that stays pending forever on a weakly fair cycle of the
-	// continuations, with unlimited calls, of the states reachable under
-	// Budget. Properties are still checked on every state explored.
-	// FIFO channels, no crash and no detector only.
-	Liveness bool
 	// LivenessStates bounds each process's continuation graph in the
-	// starvation search; 0 means DefaultLivenessStates.
+	// starvation search (Search Liveness); 0 means DefaultLivenessStates.
 	LivenessStates int
-	// FairBound, with Liveness, explores only the continuations in which no
+	// FairBound, with Search Liveness, explores only the continuations in which no
 	// action stays enabled for more than FairBound consecutive steps
 	// without being taken (K-bounded fairness), which keeps the
 	// continuation graph finite when counters grow; 0 means no bound
@@ -198,6 +190,10 @@ const DefaultDeadlockStates = 200_000
 
 // MaxN is the largest number of processes Run accepts.
 const MaxN = 64
+
+// MaxBudget is the largest budget (Config.Budget, Config.Budgets) Run
+// accepts.
+const MaxBudget = 100
 
 // Progress is a snapshot of a run in progress.
 type Progress struct {
@@ -249,7 +245,7 @@ type Result struct {
 	// theirs, Seconds does not.
 	Resumed *Resumption
 	// LivenessStates is the number of states of the continuation graphs
-	// the starvation search explored (Config.Liveness), all processes'.
+	// the starvation search explored (Search Liveness), all processes'.
 	LivenessStates int64
 	// LivenessDeadEnds counts the continuation states all of whose steps
 	// the fairness bound (Config.FairBound) cut: schedules the bound
@@ -373,21 +369,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("check: Property is nil: give the safety property to check (property.Global, property.Local)")
 	case c.Property.N() != n:
 		return fmt.Errorf("check: Property is over %d processes but Machines has %d", c.Property.N(), n)
-	case c.Budget < 0 || c.Budget > 100:
-		return outOfRange("Budget", c.Budget, "need 0 <= budget <= 100")
 	case c.Budgets != nil && len(c.Budgets) != n:
-		return fmt.Errorf("check: Budgets has %d entries but Machines has %d processes: give one budget per process, or leave Budgets nil", len(c.Budgets), n)
-	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > 100 }):
-		return fmt.Errorf("check: Budgets = %v is out of range: need 0 <= budget <= 100 for every process", c.Budgets)
+		return &FieldError{Field: "Budgets", Value: fmt.Sprint(c.Budgets), Why: fmt.Sprintf("gives %d budgets for %d processes: give one budget, or one per process (P1 first)", len(c.Budgets), n)}
+	case slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 0 || b > MaxBudget }):
+		return outOfRange("Budgets", c.Budgets, fmt.Sprintf("need 0 <= budget <= %d", MaxBudget))
+	case c.Budget < 0 || c.Budget > MaxBudget:
+		return outOfRange("Budget", c.Budget, fmt.Sprintf("need 0 <= budget <= %d", MaxBudget))
 	case c.Crashes < 0 || c.Crashes > n:
-		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n (n = %d)", n))
+		return outOfRange("Crashes", c.Crashes, fmt.Sprintf("need 0 <= crashes <= n = %d", n))
 	case c.MaxStates < 0:
 		return outOfRange("MaxStates", c.MaxStates, "need >= 0 (0: no limit)")
-	case c.Timeout < 0:
-		return outOfRange("Timeout", c.Timeout, "need >= 0 (0: none)")
 	case c.Workers < 0 || c.Workers > 256:
 		return outOfRangeOr0("Workers", c.Workers, "need 1 <= workers <= 256", "one")
-	case c.PartialOrder && !c.DepthFirst:
+	case c.Search < BreadthFirst || c.Search > Liveness:
+		return outOfRange("Search", c.Search, "need BreadthFirst, DepthFirst or Liveness")
+	case c.PartialOrder && c.Search != DepthFirst:
 		return needs("PartialOrder", "DepthFirst", "its cycle proviso uses the depth-first stack")
 	case c.DeadlockStates < 0:
 		return outOfRangeOr0("DeadlockStates", c.DeadlockStates, "need >= 1", "DefaultDeadlockStates")

@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -48,7 +49,7 @@ func build(t testing.TB, name string, n, l, k int, cot string) ([]cs.Machine, *p
 
 func mustRun(t *testing.T, cfg check.Config) check.Result {
 	t.Helper()
-	res, err := check.Run(cfg)
+	res, err := check.Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestAssertMaxViolationReplays(t *testing.T) {
 func TestBudgetsPerProcess(t *testing.T) {
 	run := func(budget int, budgets []int, hi int) check.Result {
 		t.Helper()
-		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, DepthFirst: true})
+		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, Search: check.DepthFirst})
 	}
 	two, three := run(2, nil, 2), run(3, nil, 2)
 	if same := run(0, []int{2, 2, 2}, 2); same.Verdict != check.OK || same.States != two.States || same.Transitions != two.Transitions {
@@ -292,15 +293,27 @@ func pathString(p []check.Step) string {
 	return strings.Join(s, "; ")
 }
 
-// TestLimits: hitting MaxStates or Timeout gives Incomplete, never OK.
+// TestLimits: hitting MaxStates, the deadline of Run's context or its
+// cancellation gives Incomplete, never OK, in every search.
 func TestLimits(t *testing.T) {
 	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 || !strings.Contains(res.Reason, "max-states") {
 		t.Fatalf("MaxStates: got %s, %d states, %q", res.Verdict, res.States, res.Reason)
 	}
-	res = mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Timeout: time.Nanosecond})
-	if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "timeout") {
-		t.Fatalf("Timeout: got %s %q", res.Verdict, res.Reason)
+	late, cancelLate := context.WithTimeout(t.Context(), time.Nanosecond)
+	defer cancelLate()
+	stopped, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, search := range []check.Search{check.BreadthFirst, check.DepthFirst, check.Liveness} {
+		for _, c := range []struct {
+			ctx    context.Context
+			reason string
+		}{{late, "timeout 0s reached "}, {stopped, "interrupted "}} {
+			res, err := check.Run(c.ctx, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: search})
+			if err != nil || res.Verdict != check.Incomplete || !strings.HasPrefix(res.Reason, c.reason) {
+				t.Errorf("%s: got %v %s %q, want incomplete, %q...", search, err, res.Verdict, res.Reason, c.reason)
+			}
+		}
 	}
 }
 
@@ -327,7 +340,7 @@ func TestBadConfig(t *testing.T) {
 		{Machines: ms, Property: global(t, len(ms), 0, 2), Budgets: []int{2, -1, 2}},
 		{Machines: []cs.Machine{ms[1], ms[0], ms[2]}, Property: global(t, 3, 0, 2)},
 	} {
-		if _, err := check.Run(cfg); !errors.Is(err, check.ErrConfig) {
+		if _, err := check.Run(t.Context(), cfg); !errors.Is(err, check.ErrConfig) {
 			t.Errorf("%+v: err = %v, want ErrConfig", cfg, err)
 		}
 	}
@@ -348,9 +361,17 @@ func TestFieldError(t *testing.T) {
 		{check.Config{ExpectedStates: -1}, check.FieldError{Field: "ExpectedStates", Value: "-1", Why: "is out of range: need >= 0 (0: grow as needed)"}},
 		{check.Config{PartialOrder: true}, check.FieldError{Field: "PartialOrder", Needs: "DepthFirst", Why: "its cycle proviso uses the depth-first stack"}},
 		{check.Config{DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
+		{check.Config{Budget: 101}, check.FieldError{Field: "Budget", Value: "101", Why: "is out of range: need 0 <= budget <= 100"}},
+		{check.Config{Budgets: []int{2, 2}}, check.FieldError{Field: "Budgets", Value: "[2 2]", Why: "gives 2 budgets for 3 processes: give one budget, or one per process (P1 first)"}},
+		{check.Config{Budgets: []int{2, -1, 2}}, check.FieldError{Field: "Budgets", Value: "[2 -1 2]", Why: "is out of range: need 0 <= budget <= 100"}},
+		{check.Config{Crashes: 4}, check.FieldError{Field: "Crashes", Value: "4", Why: "is out of range: need 0 <= crashes <= n = 3"}},
+		{check.Config{Search: 3}, check.FieldError{Field: "Search", Value: "Search(3)", Why: "is out of range: need BreadthFirst, DepthFirst or Liveness"}},
 	} {
 		cfg := c.cfg
-		cfg.Machines, cfg.Property, cfg.Budget = ms, prop, 2
+		cfg.Machines, cfg.Property = ms, prop
+		if cfg.Budget == 0 {
+			cfg.Budget = 2
+		}
 		var fe *check.FieldError
 		if err := cfg.Validate(); !errors.As(err, &fe) || *fe != c.want {
 			t.Errorf("%s: %v, want %+v", c.want.Field, err, c.want)

@@ -13,11 +13,11 @@ import (
 // it with an error; it never panics, and --max-states bounds it.
 func FuzzCheckpointJSON(f *testing.F) {
 	cfg := func(t testing.TB, ck string) check.Config {
-		return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, DepthFirst: true,
+		return check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: check.DepthFirst,
 			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "fuzz", MaxStates: 1000}
 	}
 	saved := f.TempDir()
-	if res, err := check.Run(cfg(f, saved)); err != nil || res.Verdict != check.Incomplete {
+	if res, err := check.Run(f.Context(), cfg(f, saved)); err != nil || res.Verdict != check.Incomplete {
 		f.Fatalf("saving: %v %s", err, res.Verdict)
 	}
 	valid, err := os.ReadFile(filepath.Join(saved, "checkpoint.json"))
@@ -35,6 +35,6 @@ func FuzzCheckpointJSON(f *testing.F) {
 		}
 		c := cfg(t, ck)
 		c.MaxStates = 3000
-		check.Run(c) // an error or a result; a panic fails the test
+		check.Run(t.Context(), c) // an error or a result; a panic fails the test
 	})
 }

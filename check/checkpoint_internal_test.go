@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -21,20 +22,20 @@ func TestCheckpointUndecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := func(maxStates int, ck string) Config {
-		c := Config{Machines: []cs.Machine{&stuck{idle: idle{self: 1}}, &idle{self: 2}}, Property: prop, Budget: 2, DepthFirst: true, DeadlockStates: 1, MaxStates: maxStates}
+		c := Config{Machines: []cs.Machine{&stuck{idle: idle{self: 1}}, &idle{self: 2}}, Property: prop, Budget: 2, Search: DepthFirst, DeadlockStates: 1, MaxStates: maxStates}
 		if ck != "" {
 			c.DiskDir, c.Checkpoint = t.TempDir(), ck
 		}
 		return c
 	}
-	want, err := Run(cfg(0, ""))
+	want, err := Run(t.Context(), cfg(0, ""))
 	if err != nil || want.Verdict != Incomplete || !strings.HasPrefix(want.Reason, "could not decide") {
 		t.Fatalf("uninterrupted: %v %s %q", err, want.Verdict, want.Reason)
 	}
 	ck := t.TempDir()
 	var res Result
 	for limit := 2; limit < 10; limit++ {
-		if res, err = Run(cfg(limit, ck)); err != nil {
+		if res, err = Run(t.Context(), cfg(limit, ck)); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(res.Reason, "max-states") {
@@ -62,7 +63,7 @@ func TestPosition(t *testing.T) {
 }
 
 // TestCheckpointLockedAndInterrupted: a checkpoint another run holds is
-// refused (ErrConfig) and left alone; a run whose Interrupt is closed stops
+// refused (ErrConfig) and left alone; a run whose context is cancelled stops
 // at once, saves, and the run that continues it ends as the uninterrupted
 // one.
 func TestCheckpointLockedAndInterrupted(t *testing.T) {
@@ -78,7 +79,7 @@ func TestCheckpointLockedAndInterrupted(t *testing.T) {
 		return ms
 	}
 	cfg := func(ck string) Config {
-		return Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true,
+		return Config{Machines: machines(), Property: prop, Budget: 2, Search: DepthFirst,
 			DiskDir: t.TempDir(), Checkpoint: ck, CheckpointID: "test"}
 	}
 	ck := t.TempDir()
@@ -86,23 +87,21 @@ func TestCheckpointLockedAndInterrupted(t *testing.T) {
 	if err != nil || held {
 		t.Fatal(held, err)
 	}
-	if _, err := Run(cfg(ck)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "another run is using it") {
+	if _, err := Run(t.Context(), cfg(ck)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "another run is using it") {
 		t.Fatalf("while locked: %v", err)
 	}
 	unlock()
-	want, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: true})
+	want, err := Run(t.Context(), Config{Machines: machines(), Property: prop, Budget: 2, Search: DepthFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := make(chan struct{})
-	close(stopped)
-	c := cfg(ck)
-	c.Interrupt = stopped
-	res, err := Run(c)
+	stopped, cancel := context.WithCancel(t.Context())
+	cancel()
+	res, err := Run(stopped, cfg(ck))
 	if err != nil || res.Verdict != Incomplete || !strings.HasPrefix(res.Reason, "interrupted after") || !strings.Contains(res.Reason, "progress saved") {
 		t.Fatalf("interrupted: %v %s %q", err, res.Verdict, res.Reason)
 	}
-	if res, err = Run(cfg(ck)); err != nil || res.Verdict != want.Verdict || res.States != want.States || res.Transitions != want.Transitions || res.Resumed == nil {
+	if res, err = Run(t.Context(), cfg(ck)); err != nil || res.Verdict != want.Verdict || res.States != want.States || res.Transitions != want.Transitions || res.Resumed == nil {
 		t.Fatalf("continued: %v %s %d states %d transitions (resumed %v); uninterrupted: %s %d %d", err, res.Verdict, res.States, res.Transitions, res.Resumed, want.Verdict, want.States, want.Transitions)
 	}
 }

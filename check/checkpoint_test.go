@@ -49,7 +49,7 @@ func checkpointCases(t *testing.T) []struct {
 // prepare makes cfg a depth-first run on disk in dir, continuing and
 // saving its checkpoint in ck.
 func prepare(cfg check.Config, dir, ck string) check.Config {
-	cfg.DepthFirst, cfg.DiskDir, cfg.Checkpoint, cfg.CheckpointID = true, dir, ck, "test"
+	cfg.Search, cfg.DiskDir, cfg.Checkpoint, cfg.CheckpointID = check.DepthFirst, dir, ck, "test"
 	return cfg
 }
 
@@ -79,7 +79,7 @@ func TestCheckpointResume(t *testing.T) {
 	*check.DiskMinSlots = 16
 	for _, c := range checkpointCases(t) {
 		ref := c.cfg()
-		ref.DepthFirst = true
+		ref.Search = check.DepthFirst
 		want := mustRun(t, ref)
 		step := max(want.States/7, 3) // several parts
 		ck := t.TempDir()
@@ -128,7 +128,7 @@ func TestCheckpointPeriodic(t *testing.T) {
 	defer func(f func(string)) { *check.CheckpointSaved = f }(*check.CheckpointSaved)
 	cfg := checkpointCases(t)[4].cfg // ftraymond, 302 127 states
 	ref := cfg()
-	ref.DepthFirst = true
+	ref.Search = check.DepthFirst
 	want := mustRun(t, ref)
 	ck, kept := t.TempDir(), t.TempDir()
 	saves := 0
@@ -242,14 +242,14 @@ func TestCheckpointRefused(t *testing.T) {
 		run := prepare(cfg(), t.TempDir(), ck)
 		run.MaxStates = 1000
 		c.spoil(ck, &run)
-		_, err := check.Run(run)
+		_, err := check.Run(t.Context(), run)
 		if !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an ErrConfig saying %q", c.name, err, c.want)
 		}
 	}
 	bad := cfg()
-	bad.DepthFirst, bad.Checkpoint = true, t.TempDir()
-	if _, err := check.Run(bad); !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), "needs DiskDir") {
+	bad.Search, bad.Checkpoint = check.DepthFirst, t.TempDir()
+	if _, err := check.Run(t.Context(), bad); !errors.Is(err, check.ErrConfig) || !strings.Contains(err.Error(), "needs DiskDir") {
 		t.Errorf("a checkpoint without DiskDir: %v", err)
 	}
 }

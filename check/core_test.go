@@ -1,8 +1,10 @@
 package check
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/property"
@@ -128,28 +130,28 @@ func TestDeadlockBySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dfs := range []bool{false, true} {
-		res, err := Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs})
+	for _, search := range []Search{BreadthFirst, DepthFirst} {
+		res, err := Run(t.Context(), Config{Machines: machines(), Property: prop, Budget: 2, Search: search})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Verdict != Violated || res.Violation.Kind != KindDeadlock ||
 			res.Violation.Detail != "P1's entry request can never complete: none of the 2 states reachable from here with unlimited requests completes it" {
-			t.Fatalf("dfs=%v: %s %+v", dfs, res.Verdict, res.Violation)
+			t.Fatalf("%s: %s %+v", search, res.Verdict, res.Violation)
 		}
-		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs, DeadlockStates: 1})
+		res, err = Run(t.Context(), Config{Machines: machines(), Property: prop, Budget: 2, Search: search, DeadlockStates: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Verdict != Incomplete {
-			t.Fatalf("dfs=%v with DeadlockStates 1: %s %+v, want incomplete", dfs, res.Verdict, res.Violation)
+			t.Fatalf("%s with DeadlockStates 1: %s %+v, want incomplete", search, res.Verdict, res.Violation)
 		}
-		if !dfs {
+		if search != DepthFirst {
 			continue
 		}
 		// A limit that strikes later still reports the undecided stop
 		// (depth-first meets the stop at its fourth state of six).
-		res, err = Run(Config{Machines: machines(), Property: prop, Budget: 2, DepthFirst: dfs, DeadlockStates: 1, MaxStates: 5})
+		res, err = Run(t.Context(), Config{Machines: machines(), Property: prop, Budget: 2, Search: search, DeadlockStates: 1, MaxStates: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,11 +221,27 @@ func TestMessageIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(Config{Machines: []cs.Machine{&twins{idle: idle{self: 1}}, &twins{idle: idle{self: 2}}}, Property: prop, Budget: 1})
+	res, err := Run(t.Context(), Config{Machines: []cs.Machine{&twins{idle: idle{self: 1}}, &twins{idle: idle{self: 2}}}, Property: prop, Budget: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Verdict != OK {
 		t.Fatalf("%s %+v", res.Verdict, res.Violation)
+	}
+}
+
+// TestTimeLeft: the timeout a reason names is the time until the deadline
+// of Run's context, rounded, so that context.WithTimeout(ctx, 10s) made
+// just before Run reads "timeout 10s".
+func TestTimeLeft(t *testing.T) {
+	for _, d := range []time.Duration{10 * time.Second, 90 * time.Minute, 1500 * time.Millisecond, 250 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		if got := timeLeft(ctx); got != d {
+			t.Errorf("WithTimeout(%v): timeLeft %v", d, got)
+		}
+		cancel()
+	}
+	if got := timeLeft(t.Context()); got != 0 {
+		t.Errorf("no deadline: timeLeft %v, want 0", got)
 	}
 }

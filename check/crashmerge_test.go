@@ -63,12 +63,12 @@ func TestCrashedStatesMerge(t *testing.T) {
 			continue
 		}
 		cfg := c.cfg
-		cfg.DepthFirst = true
+		cfg.Search = check.DepthFirst
 		*check.MergeCrashed = false
 		before := mustRun(t, cfg)
 		*check.MergeCrashed = true
 		after := mustRun(t, cfg)
-		cfg.DepthFirst = false
+		cfg.Search = check.BreadthFirst
 		bfs := mustRun(t, cfg)
 		t.Logf("%s: %s, %d states (%d budget stops) before, %d (%d) merged, %d breadth-first", c.name, after.Verdict, before.States, before.BudgetStops, after.States, after.BudgetStops, bfs.States)
 		for _, r := range []check.Result{before, after, bfs} {

@@ -267,8 +267,8 @@ func (d *dfs) progress() {
 }
 
 // limitReason is the Incomplete reason of a limit reached now that the
-// search has d.res.States states (MaxStates; MaxMemory, Timeout and
-// Interrupt every 4096 states), or "".
+// search has d.res.States states (MaxStates; MaxMemory and the run's
+// context every 4096 states), or "".
 func (d *dfs) limitReason() string {
 	e, states := d.e, d.res.States
 	switch {
@@ -278,9 +278,11 @@ func (d *dfs) limitReason() string {
 		return ""
 	case overMemory(e.cfg.MaxMemory):
 		return fmt.Sprintf("memory limit %.1f GB reached after %d states (depth-first)", float64(e.cfg.MaxMemory)/(1<<30), states)
-	case !e.deadline.IsZero() && time.Now().After(e.deadline):
-		return fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.cfg.Timeout, states)
-	case e.interrupted():
+	}
+	switch e.stopped() {
+	case limitTimeout:
+		return fmt.Sprintf("timeout %v reached after %d states (depth-first)", e.timeout, states)
+	case limitInterrupt:
 		return fmt.Sprintf("interrupted after %d states (depth-first)", states)
 	}
 	return ""

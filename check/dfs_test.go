@@ -62,7 +62,7 @@ func TestDepthFirstAgrees(t *testing.T) {
 	for _, c := range cases {
 		bfs := mustRun(t, c.cfg())
 		dcfg := c.cfg()
-		dcfg.DepthFirst = true
+		dcfg.Search = check.DepthFirst
 		dfs := mustRun(t, dcfg)
 		if bfs.Verdict != c.want || dfs.Verdict != c.want {
 			t.Errorf("%s: bfs %s, dfs %s, want %s", c.name, bfs.Verdict, dfs.Verdict, c.want)
@@ -104,7 +104,7 @@ func TestDepthFirstAgrees(t *testing.T) {
 
 // TestDepthFirstLimits: max-states stops a depth-first run as incomplete.
 func TestDepthFirstLimits(t *testing.T) {
-	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, DepthFirst: true, MaxStates: 100})
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: check.DepthFirst, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 {
 		t.Fatalf("got %s after %d states, want incomplete at 100", res.Verdict, res.States)
 	}
@@ -114,12 +114,12 @@ func TestDepthFirstLimits(t *testing.T) {
 // incomplete, never ok, and the breadth-first reason points to depth-first
 // search.
 func TestMemoryLimit(t *testing.T) {
-	for _, dfs := range []bool{false, true} {
-		res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxMemory: 1, DepthFirst: dfs})
+	for _, search := range []check.Search{check.BreadthFirst, check.DepthFirst} {
+		res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxMemory: 1, Search: search})
 		if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "memory limit") {
-			t.Errorf("dfs=%v: %s (%s), want incomplete for the memory limit", dfs, res.Verdict, res.Reason)
+			t.Errorf("%s: %s (%s), want incomplete for the memory limit", search, res.Verdict, res.Reason)
 		}
-		if !dfs && !strings.Contains(res.Reason, "--search dfs") {
+		if search == check.BreadthFirst && !strings.Contains(res.Reason, "--search dfs") {
 			t.Errorf("bfs reason does not suggest depth-first search: %s", res.Reason)
 		}
 	}

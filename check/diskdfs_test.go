@@ -44,11 +44,11 @@ func TestDiskDirAgrees(t *testing.T) {
 			continue
 		}
 		mcfg := c.cfg()
-		mcfg.DepthFirst = true
+		mcfg.Search = check.DepthFirst
 		mem := mustRun(t, mcfg)
 		dir := t.TempDir()
 		dcfg := c.cfg()
-		dcfg.DepthFirst, dcfg.DiskDir, dcfg.ExpectedStates = true, dir, c.expected
+		dcfg.Search, dcfg.DiskDir, dcfg.ExpectedStates = check.DepthFirst, dir, c.expected
 		var onDisk, reads int64
 		dcfg.Progress = func(p check.Progress) { onDisk, reads = max(onDisk, p.DiskStates), max(reads, p.DiskReads) }
 		disk := mustRun(t, dcfg)
@@ -88,17 +88,17 @@ func TestDiskDirRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		dir  string
-		dfs  bool
-		want string
+		dir    string
+		search check.Search
+		want   string
 	}{
-		{t.TempDir(), false, "needs DepthFirst"},
-		{file, true, "not a writable directory"},
-		{t.TempDir() + "/missing", true, "not a writable directory"},
+		{t.TempDir(), check.BreadthFirst, "needs DepthFirst"},
+		{file, check.DepthFirst, "not a writable directory"},
+		{t.TempDir() + "/missing", check.DepthFirst, "not a writable directory"},
 	} {
-		_, err := check.Run(check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, DepthFirst: c.dfs, DiskDir: c.dir})
+		_, err := check.Run(t.Context(), check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: c.search, DiskDir: c.dir})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("DiskDir %s, dfs %v: %v, want %q", c.dir, c.dfs, err, c.want)
+			t.Errorf("DiskDir %s, %s: %v, want %q", c.dir, c.search, err, c.want)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func TestGlobalFamilyExhaustive(t *testing.T) {
 // no message in transit; the path replays.
 func TestPaperMUTINDeadlockN4(t *testing.T) {
 	ms, prop := build(t, "gcs-paper", 4, 1, 2, "majority")
-	cfg := check.Config{Machines: ms, Property: prop, Budget: 2, DepthFirst: true, MaxStates: 1_000_000}
+	cfg := check.Config{Machines: ms, Property: prop, Budget: 2, Search: check.DepthFirst, MaxStates: 1_000_000}
 	res := mustRun(t, cfg)
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock || !strings.Contains(res.Violation.Detail, "global deadlock") {
 		t.Fatalf("%s after %d states: %+v", res.Verdict, res.States, res.Violation)

@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -18,7 +19,7 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := check.Run(check.Config{Machines: machines, Property: pr.Property, Budget: 2})
+	res, err := check.Run(context.Background(), check.Config{Machines: machines, Property: pr.Property, Budget: 2})
 	if err != nil {
 		log.Fatal(err)
 	}

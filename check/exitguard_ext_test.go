@@ -32,7 +32,7 @@ func TestExitGuardWithoutCrashes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res[i], err = check.Run(check.Config{Machines: ms, Property: p, Budget: 2}); err != nil {
+			if res[i], err = check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2}); err != nil {
 				t.Fatal(err)
 			}
 		}

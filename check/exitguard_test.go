@@ -41,12 +41,13 @@ func idles(n int, in ...cs.ID) []cs.Machine {
 func TestExitGuardViolation(t *testing.T) {
 	base := Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budgets: []int{1, 0, 0}, Crashes: 1}
 	for _, search := range []struct {
-		name     string
-		dfs, por bool
-	}{{"bfs", false, false}, {"dfs", true, false}, {"dfs por", true, true}} {
+		name   string
+		search Search
+		por    bool
+	}{{"bfs", BreadthFirst, false}, {"dfs", DepthFirst, false}, {"dfs por", DepthFirst, true}} {
 		cfg := base
-		cfg.DepthFirst, cfg.PartialOrder, cfg.Detector = search.dfs, search.por, Perfect{}
-		res, err := Run(cfg)
+		cfg.Search, cfg.PartialOrder, cfg.Detector = search.search, search.por, Perfect{}
+		res, err := Run(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestExitGuardViolation(t *testing.T) {
 	} {
 		cfg := base
 		cfg.Property, cfg.Detector = c.prop, c.det
-		res, err := Run(cfg)
+		res, err := Run(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestExitGuardViolation(t *testing.T) {
 // processes InCS (Definition 2's safe initial configuration), although the
 // state bound is 0..k.
 func TestExitGuardInitial(t *testing.T) {
-	res, err := Run(Config{Machines: idles(3, 1), Property: prop(t, property.FaultTolerantGlobal, 3, 2, 3), Budget: 1})
+	res, err := Run(t.Context(), Config{Machines: idles(3, 1), Property: prop(t, property.FaultTolerantGlobal, 3, 2, 3), Budget: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func TestExitGuardInitial(t *testing.T) {
 // does not record; machines that are not cs.Initializing could crash
 // before, so the configuration is refused.
 func TestExitGuardTrustingNeedsInitializing(t *testing.T) {
-	_, err := Run(Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Crashes: 1, Detector: Trusting{}})
+	_, err := Run(t.Context(), Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Crashes: 1, Detector: Trusting{}})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "cs.Initializing") {
 		t.Fatalf("got %v, want the configuration refused for want of cs.Initializing", err)
 	}
-	if _, err := Run(Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Detector: Trusting{}}); err != nil {
+	if _, err := Run(t.Context(), Config{Machines: idles(3, 1, 2), Property: prop(t, property.FaultTolerantGlobal, 3, 1, 2), Budget: 1, Detector: Trusting{}}); err != nil {
 		t.Fatalf("without crashes: %v", err)
 	}
 }
@@ -168,14 +169,14 @@ func TestExitGuardRequiredWait(t *testing.T) {
 		{"n=2 bounds 0..2", 2, prop(t, property.Global, 2, 0, 2), Violated, "global deadlock"},
 		{"n=3 l=1 k=2", 3, prop(t, property.FaultTolerantGlobal, 3, 1, 2), Violated, "P1's exit request can never complete"},
 	} {
-		for _, dfs := range []bool{false, true} {
-			res, err := Run(Config{Machines: machines(c.n), Property: c.prop, Budgets: budgets(c.n), Crashes: 1, Detector: Perfect{}, DepthFirst: dfs})
+		for _, search := range []Search{BreadthFirst, DepthFirst} {
+			res, err := Run(t.Context(), Config{Machines: machines(c.n), Property: c.prop, Budgets: budgets(c.n), Crashes: 1, Detector: Perfect{}, Search: search})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Verdict != c.want || c.want == OK && res.BudgetStops == 0 ||
 				c.want == Violated && (res.Violation.Kind != KindDeadlock || !strings.Contains(res.Violation.Detail, c.detail)) {
-				t.Fatalf("%s dfs=%v: %s, %d budget stops, %+v", c.name, dfs, res.Verdict, res.BudgetStops, res.Violation)
+				t.Fatalf("%s %s: %s, %d budget stops, %+v", c.name, search, res.Verdict, res.BudgetStops, res.Violation)
 			}
 		}
 	}
@@ -196,19 +197,19 @@ func TestExitGuardRecovery(t *testing.T) {
 		return ms
 	}
 	prop := prop(t, property.FaultTolerantGlobal, 3, 2, 3)
-	for _, dfs := range []bool{false, true} {
-		cfg := Config{Machines: machines(false), Property: prop, Budgets: []int{0, 1, 0}, Crashes: 1, Detector: Perfect{}, DepthFirst: dfs}
-		res, err := Run(cfg)
+	for _, search := range []Search{BreadthFirst, DepthFirst} {
+		cfg := Config{Machines: machines(false), Property: prop, Budgets: []int{0, 1, 0}, Crashes: 1, Detector: Perfect{}, Search: search}
+		res, err := Run(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Verdict != Violated || res.Violation.Kind != KindDeadlock ||
 			!strings.Contains(res.Violation.Detail, "the exits wait as they must, with 2 live processes and l = 2; the deficit of 1 live processes InCS below min(l, live) never closes") {
-			t.Fatalf("dfs=%v: %s %+v", dfs, res.Verdict, res.Violation)
+			t.Fatalf("%s: %s %+v", search, res.Verdict, res.Violation)
 		}
 		cfg.Machines = machines(true)
-		if res, err = Run(cfg); err != nil || res.Verdict != OK || res.BudgetStops == 0 {
-			t.Fatalf("dfs=%v, P3 enters: %s, %d budget stops, %+v, %v", dfs, res.Verdict, res.BudgetStops, res.Violation, err)
+		if res, err = Run(t.Context(), cfg); err != nil || res.Verdict != OK || res.BudgetStops == 0 {
+			t.Fatalf("%s, P3 enters: %s, %d budget stops, %+v, %v", search, res.Verdict, res.BudgetStops, res.Violation, err)
 		}
 	}
 }
@@ -228,7 +229,7 @@ func (m *initialized) Initialized() bool           { return true }
 // the machines' initialization does not wait for the trusts.
 func TestExitGuardUntrustedCrash(t *testing.T) {
 	ms := []cs.Machine{&initialized{idle{self: 1, state: cs.InCS}}, &initialized{idle{self: 2, state: cs.OutCS}}}
-	res, err := Run(Config{Machines: ms, Property: prop(t, property.FaultTolerantGlobal, 2, 1, 2), Crashes: 1, Detector: Trusting{}})
+	res, err := Run(t.Context(), Config{Machines: ms, Property: prop(t, property.FaultTolerantGlobal, 2, 1, 2), Crashes: 1, Detector: Trusting{}})
 	if err != nil {
 		t.Fatal(err)
 	}

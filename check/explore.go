@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,20 +12,27 @@ import (
 	"github.com/critsec/critsec/cs"
 )
 
-// Run explores every state reachable under cfg breadth-first and returns
-// the verdict. It returns an error (wrapping ErrConfig) only for a bad
-// Config; property failures are in the Result. Results, paths included, do
-// not depend on cfg.Workers or on timing, except that Timeout may stop a run.
-func Run(cfg Config) (Result, error) {
+// Run explores every state reachable under cfg with the search
+// cfg.Search (breadth-first by default) and returns the verdict. It returns
+// an error (wrapping ErrConfig) for a bad Config, or an I/O error reading a
+// checkpoint; property failures are in the Result. ctx stops the run
+// (Incomplete): its deadline with the reason "timeout D reached ...", D
+// being the time the run had, and its cancellation with "interrupted ...";
+// a depth-first run with a checkpoint saves it first. Results, paths
+// included, do not depend on cfg.Workers or on timing, except that ctx or
+// MaxMemory may stop a run.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	timeout := timeLeft(ctx)
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	e := newExplorer(cfg)
+	e.ctx, e.timeout = ctx, timeout
 	var res Result
 	switch {
-	case cfg.Liveness:
+	case cfg.Search == Liveness:
 		res = e.runLiveness()
-	case cfg.DepthFirst:
+	case cfg.Search == DepthFirst:
 		var err error
 		if res, err = e.runCheckpointed(); err != nil {
 			return Result{}, err
@@ -79,14 +87,35 @@ func (e *explorer) runCheckpointed() (Result, error) {
 	return res, nil
 }
 
-// interrupted reports whether Config.Interrupt is closed.
-func (e *explorer) interrupted() bool {
-	select {
-	case <-e.cfg.Interrupt:
-		return true
-	default:
-		return false
+// timeLeft is the time until ctx's deadline, rounded to the millisecond
+// (to the microsecond below 10 ms) so that the reason of a run given
+// context.WithTimeout(ctx, 10*time.Second) just before says "timeout 10s";
+// 0 without a deadline or past it.
+func timeLeft(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0
 	}
+	d := time.Until(dl)
+	switch {
+	case d <= 0:
+		return 0
+	case d >= 10*time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// stopped is limitTimeout once the run's context passed its deadline,
+// limitInterrupt once it was cancelled, and limitNone before.
+func (e *explorer) stopped() int32 {
+	switch err := e.ctx.Err(); {
+	case err == nil:
+		return limitNone
+	case errors.Is(err, context.DeadlineExceeded):
+		return limitTimeout
+	}
+	return limitInterrupt
 }
 
 // chunkSize is how many frontier states a worker expands at a time.
@@ -118,9 +147,11 @@ type explorer struct {
 	parent []uint32
 	act    []uint32
 	start  time.Time
-	// deadline is zero without a timeout.
-	deadline time.Time
-	workers  []*worker
+	// ctx stops the run (Run's); timeout is the time it had until ctx's
+	// deadline, for the reason.
+	ctx     context.Context
+	timeout time.Duration
+	workers []*worker
 	// undecided is the first budget stop whose deadlock analysis hit its
 	// limit, or nil.
 	undecided *problem
@@ -199,10 +230,7 @@ func newExplorer(cfg Config) *explorer {
 	if cfg.LivenessStates == 0 {
 		cfg.LivenessStates = DefaultLivenessStates
 	}
-	e := &explorer{cfg: cfg, x: x, start: time.Now()}
-	if cfg.Timeout > 0 {
-		e.deadline = e.start.Add(cfg.Timeout)
-	}
+	e := &explorer{cfg: cfg, x: x, start: time.Now(), ctx: context.Background()}
 	x.findIdeals(cfg.Machines[0])
 	e.root = x.initial(cfg)
 	nw := max(cfg.Workers, 1)
@@ -306,7 +334,9 @@ func (e *explorer) tally(res *Result, outs []chunkOut, undecided **finding) *fin
 func (e *explorer) limitReason(limit int32, depth int, states int64) string {
 	switch limit {
 	case limitTimeout:
-		return fmt.Sprintf("timeout %v reached at depth %d", e.cfg.Timeout, depth)
+		return fmt.Sprintf("timeout %v reached at depth %d", e.timeout, depth)
+	case limitInterrupt:
+		return fmt.Sprintf("interrupted at depth %d", depth)
 	case limitMemory:
 		return memoryReason(e.cfg.MaxMemory, depth, states)
 	}
@@ -366,6 +396,7 @@ func (e *explorer) claim(outs []chunkOut) {
 const (
 	limitNone = iota
 	limitTimeout
+	limitInterrupt
 	limitMemory
 )
 
@@ -384,8 +415,8 @@ func (e *explorer) expand(front *frontier) ([]chunkOut, int32) {
 			if c >= nchunks || int64(c) > stopAt.Load() || limit.Load() != limitNone {
 				return
 			}
-			if !e.deadline.IsZero() && time.Now().After(e.deadline) {
-				limit.Store(limitTimeout)
+			if l := e.stopped(); l != limitNone {
+				limit.Store(l)
 				return
 			}
 			if c%8 == 0 && overMemory(e.cfg.MaxMemory) {

@@ -47,7 +47,7 @@ func TestFencing(t *testing.T) {
 	for _, k := range []int{1, 2} {
 		for _, d := range []check.Detector{check.Perfect{}, check.Trusting{}} {
 			ms, p := ftMachines(t, k, nil)
-			res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: d, Fencing: true})
+			res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: d, Fencing: true})
 			if err != nil || res.Verdict != check.OK {
 				t.Errorf("ftraymond k=%d 1 crash %s: %v %+v", k, d.Name(), err, res.Violation)
 			}
@@ -66,7 +66,7 @@ func TestFencing(t *testing.T) {
 	} {
 		ms, p := ftMachines(t, c.k, c.wrap)
 		cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true}
-		res, err := check.Run(cfg)
+		res, err := check.Run(t.Context(), cfg)
 		if err != nil || res.Verdict != check.Violated || res.Violation.Kind != check.KindFencing || !strings.HasSuffix(res.Violation.Detail, c.detail) {
 			t.Fatalf("%s: %v %s %+v, want a fencing violation ending %q", c.name, err, res.Verdict, res.Violation, c.detail)
 		}
@@ -83,8 +83,8 @@ func TestFencing(t *testing.T) {
 		// a fencing violation too.
 		for _, por := range []bool{false, true} {
 			ms, p := ftMachines(t, c.k, c.wrap)
-			cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true, DepthFirst: true, PartialOrder: por}
-			if res, err := check.Run(cfg); err != nil || res.Verdict != check.Violated || res.Violation.Kind != check.KindFencing {
+			cfg := check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}, Fencing: true, Search: check.DepthFirst, PartialOrder: por}
+			if res, err := check.Run(t.Context(), cfg); err != nil || res.Verdict != check.Violated || res.Violation.Kind != check.KindFencing {
 				t.Errorf("%s depth-first (reduction %v): %v %s %+v", c.name, por, err, res.Verdict, res.Violation)
 			}
 		}
@@ -92,11 +92,11 @@ func TestFencing(t *testing.T) {
 	// Without Fencing the same machines are ok; Fencing refuses machines
 	// without tokens.
 	ms, p := ftMachines(t, 1, forget)
-	if res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}}); err != nil || res.Verdict != check.OK {
+	if res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: check.Perfect{}}); err != nil || res.Verdict != check.OK {
 		t.Errorf("forgetful without Fencing: %v %s", err, res.Verdict)
 	}
 	ms, p = resolved(t, alg.Spec{Alg: "maekawa", N: 3})
-	if _, err := check.Run(check.Config{Machines: ms, Property: p, Budget: 2, Fencing: true}); err == nil || !strings.Contains(err.Error(), "gives no fencing tokens") {
+	if _, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2, Fencing: true}); err == nil || !strings.Contains(err.Error(), "gives no fencing tokens") {
 		t.Errorf("maekawa with Fencing: %v, want a refusal", err)
 	}
 }

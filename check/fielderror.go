@@ -6,8 +6,8 @@ import "fmt"
 // that a caller that sets the field from input of its own (critsec check,
 // from a flag) can name that input instead of the field: the rule is
 // stated once, here, and the caller only maps names. Field is the field;
-// with Needs, it is set but needs the field Needs set too, and Why says
-// why (or is empty); otherwise Value is its value as given and Why says
+// with Needs, it is set but needs the field Needs set too, or the search
+// Needs (DepthFirst) chosen, and Why says why (or is empty); otherwise Value is its value as given and Why says
 // what is wrong with it and what is allowed ("is out of range: need >= 0
 // (0: no limit)"). Zero, for a field whose 0 stands for a default, says
 // which ("DefaultDeadlockStates"): a caller whose own 0 is no default

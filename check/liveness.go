@@ -5,14 +5,13 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/critsec/critsec/cs"
 )
 
 // Starvation (docs/design/liveness.md).
 //
-// Config.Liveness replaces the safety search by a search for a request that
+// Search Liveness replaces the safety search by a search for a request that
 // a weakly fair scheduler can postpone forever. The model:
 //
 //   - Stems: the states reachable under the budget (Config.Budget), explored
@@ -46,7 +45,7 @@ import (
 // pending (the roots, with all ages zero).
 
 // KindStarvation: a request that stays pending forever on a weakly fair
-// cycle (Config.Liveness). The path is a lasso: Violation.Cycle is the
+// cycle (Search Liveness). The path is a lasso: Violation.Cycle is the
 // index of its first cycle step; the steps from there repeat forever.
 const KindStarvation = "starvation"
 
@@ -104,7 +103,7 @@ func (l *livenessRun) unit(a Action) (int, bool) {
 	return 0, false
 }
 
-// runLiveness is Run with Config.Liveness.
+// runLiveness is Run with Search Liveness.
 func (e *explorer) runLiveness() Result {
 	res := Result{}
 	l := &livenessRun{e: e, st: e.workers[0].st, res: &res}
@@ -196,11 +195,15 @@ func (l *livenessRun) stemSearch() (string, *Violation) {
 	return "", nil
 }
 
-// limits returns the Incomplete reason of a timeout or the memory limit, or "".
+// limits returns the Incomplete reason of the run's context (a timeout, an
+// interruption) or the memory limit, or "".
 func (l *livenessRun) limits() string {
 	e := l.e
-	if !e.deadline.IsZero() && time.Now().After(e.deadline) {
-		return fmt.Sprintf("timeout %v reached (liveness search)", e.cfg.Timeout)
+	switch e.stopped() {
+	case limitTimeout:
+		return fmt.Sprintf("timeout %v reached (liveness search)", e.timeout)
+	case limitInterrupt:
+		return "interrupted (liveness search)"
 	}
 	if overMemory(e.cfg.MaxMemory) {
 		return fmt.Sprintf("memory limit %.1f GB reached (liveness search)", float64(e.cfg.MaxMemory)/(1<<30))
@@ -583,7 +586,7 @@ func shortestWalk(nodes []lnode, in map[int32]bool, src, dst int32) []ledge {
 	return nil
 }
 
-// validateLiveness checks the fields of Config.Liveness.
+// validateLiveness checks the fields of Search Liveness.
 func (c Config) validateLiveness() error {
 	n := len(c.Machines)
 	switch {
@@ -591,14 +594,14 @@ func (c Config) validateLiveness() error {
 		return outOfRangeOr0("LivenessStates", c.LivenessStates, "need >= 1", "DefaultLivenessStates")
 	case c.FairBound < 0 || c.FairBound > 250:
 		return outOfRange("FairBound", c.FairBound, "need 0 <= bound <= 250 (0: exact weak fairness)")
-	case !c.Liveness:
+	case c.Search != Liveness:
 		return nil
 	case c.Unordered:
 		return fmt.Errorf("check: Liveness needs FIFO channels (its fairness units are channel heads): leave Unordered out")
 	case c.Crashes > 0 || c.Detector != nil:
 		return fmt.Errorf("check: Liveness is defined without crashes and failure detectors: leave Crashes and Detector out")
-	case c.DepthFirst || c.PartialOrder || c.DiskDir != "":
-		return fmt.Errorf("check: Liveness runs its own search: leave DepthFirst, PartialOrder and DiskDir out")
+	case c.DiskDir != "":
+		return fmt.Errorf("check: Liveness runs its own search: leave DiskDir out")
 	}
 	ideals := len(idealsOf(c.Machines[0]))
 	if u := n*n + n + n*ideals; u > maxUnits {

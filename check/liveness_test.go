@@ -123,7 +123,7 @@ func (m *arbiter) AppendState(b []byte) []byte {
 // never delivered): the component check must reject them.
 func TestStarvationFound(t *testing.T) {
 	for _, bound := range []int{0, 1, 3} {
-		cfg := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Liveness: true, FairBound: bound}
+		cfg := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Search: check.Liveness, FairBound: bound}
 		res := mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindStarvation {
 			t.Fatalf("bound %d: got %s %+v, want a starvation", bound, res.Verdict, res.Violation)
@@ -144,7 +144,7 @@ func TestStarvationFound(t *testing.T) {
 		if steps, pv, err := check.Replay(cfg, check.Actions(v.Path)); err != nil || pv != nil || len(steps) != len(v.Path) {
 			t.Errorf("bound %d: Replay: %v %+v", bound, err, pv)
 		}
-		fair := mustRun(t, check.Config{Machines: newArbiter(false), Property: global(t, 2, 0, 1), Budget: 2, Liveness: true, FairBound: bound})
+		fair := mustRun(t, check.Config{Machines: newArbiter(false), Property: global(t, 2, 0, 1), Budget: 2, Search: check.Liveness, FairBound: bound})
 		if fair.Verdict != check.OK {
 			t.Errorf("fair arbiter, bound %d: %s %+v", bound, fair.Verdict, fair.Violation)
 		}
@@ -154,7 +154,7 @@ func TestStarvationFound(t *testing.T) {
 // TestCheckLassoRejects: a cycle that does not return, or one that is not
 // weakly fair, is refused.
 func TestCheckLassoRejects(t *testing.T) {
-	cfg := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Liveness: true}
+	cfg := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Search: check.Liveness}
 	res := mustRun(t, cfg)
 	if res.Violation == nil {
 		t.Fatal("no starvation")
@@ -181,17 +181,17 @@ func TestCheckLassoRejects(t *testing.T) {
 // TestLivenessConfig: the combinations the starvation search does not
 // define are refused.
 func TestLivenessConfig(t *testing.T) {
-	base := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Liveness: true}
+	base := check.Config{Machines: newArbiter(true), Property: global(t, 2, 0, 1), Budget: 2, Search: check.Liveness}
 	for name, mod := range map[string]func(*check.Config){
 		"unordered": func(c *check.Config) { c.Unordered = true },
 		"crashes":   func(c *check.Config) { c.Crashes = 1 },
-		"dfs":       func(c *check.Config) { c.DepthFirst = true },
+		"disk":      func(c *check.Config) { c.DiskDir = t.TempDir() },
 		"bound":     func(c *check.Config) { c.FairBound = 251 },
 		"states":    func(c *check.Config) { c.LivenessStates = -1 },
 	} {
 		c := base
 		mod(&c)
-		if _, err := check.Run(c); err == nil {
+		if _, err := check.Run(t.Context(), c); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -200,7 +200,7 @@ func TestLivenessConfig(t *testing.T) {
 // TestLivenessLimit: a continuation graph larger than LivenessStates makes
 // the run incomplete, never ok.
 func TestLivenessLimit(t *testing.T) {
-	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Liveness: true, FairBound: 2, LivenessStates: 100})
+	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, Search: check.Liveness, FairBound: 2, LivenessStates: 100})
 	if res.Verdict != check.Incomplete || !strings.Contains(res.Reason, "--liveness-states") || !strings.Contains(res.Reason, "P1") {
 		t.Fatalf("got %s %q", res.Verdict, res.Reason)
 	}
@@ -233,7 +233,7 @@ func TestNoStarvation(t *testing.T) {
 			continue
 		}
 		ms, prop := build(t, c.name, c.n, c.l, c.k, c.coterie)
-		res := mustRun(t, check.Config{Machines: ms, Property: prop, Budget: c.budget, Liveness: true, FairBound: c.bound})
+		res := mustRun(t, check.Config{Machines: ms, Property: prop, Budget: c.budget, Search: check.Liveness, FairBound: c.bound})
 		t.Logf("%s n=%d l=%d k=%d %s budget %d bound %d: %s, %d stems, %d continuation states, %.2fs", c.name, c.n, c.l, c.k, c.coterie, c.budget, c.bound, res.Verdict, res.States, res.LivenessStates, res.Seconds)
 		if res.Verdict != check.OK {
 			t.Errorf("%s n=%d k=%d: %s %s %+v", c.name, c.n, c.k, res.Verdict, res.Reason, res.Violation)
@@ -256,7 +256,7 @@ func TestNoStarvation(t *testing.T) {
 // variant has none there.
 func TestStarvationForestPaper(t *testing.T) {
 	ms, prop := build(t, "forest-paper", 3, 0, 1, "")
-	cfg := check.Config{Machines: ms, Property: prop, Budget: 3, Liveness: true, FairBound: 1}
+	cfg := check.Config{Machines: ms, Property: prop, Budget: 3, Search: check.Liveness, FairBound: 1}
 	res := mustRun(t, cfg)
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindStarvation {
 		t.Fatalf("got %s %+v, want a starvation", res.Verdict, res.Violation)
@@ -271,7 +271,7 @@ func TestStarvationForestPaper(t *testing.T) {
 	}
 	t.Logf("%s; stem %s; cycle %s", v.Detail, pathString(v.Path[:v.Cycle]), pathString(v.Path[v.Cycle:]))
 	ms, prop = build(t, "forest", 3, 0, 1, "")
-	if res := mustRun(t, check.Config{Machines: ms, Property: prop, Budget: 3, Liveness: true, FairBound: 1}); res.Verdict != check.OK {
+	if res := mustRun(t, check.Config{Machines: ms, Property: prop, Budget: 3, Search: check.Liveness, FairBound: 1}); res.Verdict != check.OK {
 		t.Errorf("fixed forest: %s %s %+v", res.Verdict, res.Reason, res.Violation)
 	}
 }
@@ -281,7 +281,7 @@ func TestStarvationForestPaper(t *testing.T) {
 // algorithm on grid(4) (docs/design/partial-order-reduction.md, "Tests").
 func TestLivenessDeadlock(t *testing.T) {
 	ms, prop := build(t, "maekawa-paper", 4, 0, 1, "grid")
-	cfg := check.Config{Machines: ms, Property: prop, Budget: 1, Liveness: true, FairBound: 1}
+	cfg := check.Config{Machines: ms, Property: prop, Budget: 1, Search: check.Liveness, FairBound: 1}
 	res := mustRun(t, cfg)
 	if res.Verdict != check.Violated || res.Violation.Kind != check.KindDeadlock {
 		t.Fatalf("got %s %+v, want a deadlock", res.Verdict, res.Violation)

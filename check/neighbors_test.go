@@ -53,7 +53,7 @@ func TestPartialOrderNeighbors(t *testing.T) {
 			}
 			hidden[i] = notLocal{m}
 		}
-		cfg.Machines, cfg.DepthFirst, cfg.PartialOrder = hidden, true, true
+		cfg.Machines, cfg.Search, cfg.PartialOrder = hidden, check.DepthFirst, true
 		before := mustRun(t, cfg)
 		t.Logf("%s: %d states reduced without the neighbors, %d with them (%d unreduced)", c.name, before.States, reduced.States, full.States)
 		if before.Verdict != reduced.Verdict {
@@ -96,7 +96,7 @@ func TestLocalSendOutside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := check.Config{Machines: []cs.Machine{&farSender{1}, &farSender{2}}, Property: prop, Budget: 1, DepthFirst: true, PartialOrder: por}
+		cfg := check.Config{Machines: []cs.Machine{&farSender{1}, &farSender{2}}, Property: prop, Budget: 1, Search: check.DepthFirst, PartialOrder: por}
 		res := mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindError || !strings.Contains(res.Violation.Detail, "not one of its neighbors") {
 			t.Errorf("reduction %v: %s %+v, want an error violation naming the neighbors", por, res.Verdict, res.Violation)

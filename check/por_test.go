@@ -16,7 +16,7 @@ import (
 // stops. It returns both results.
 func agreeWithReduction(t *testing.T, name string, cfg check.Config) (full, reduced check.Result) {
 	t.Helper()
-	cfg.DepthFirst = true
+	cfg.Search = check.DepthFirst
 	full = mustRun(t, cfg)
 	cfg.PartialOrder = true
 	reduced = mustRun(t, cfg)

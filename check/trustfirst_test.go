@@ -83,7 +83,7 @@ func TestTrustFirst(t *testing.T) {
 			hidden[i] = notGated{faulty{m}}
 			watched[i] = &overtaken{faulty: faulty{m}}
 		}
-		cfg.DepthFirst, cfg.PartialOrder, cfg.Machines = true, true, hidden
+		cfg.Search, cfg.PartialOrder, cfg.Machines = check.DepthFirst, true, hidden
 		before := mustRun(t, cfg)
 		t.Logf("%s: %d states reduced without the declaration, %d with it", name, before.States, reduced.States)
 		if reduced.Verdict != check.OK || before.Verdict != check.OK {
@@ -136,7 +136,7 @@ func TestTrustGatedRefuted(t *testing.T) {
 	}
 	for _, c := range cases {
 		ms := []cs.Machine{&gated{i: 1, init: c.init}, &gated{i: 2, init: c.init}, &gated{i: 3, init: c.init}}
-		cfg := check.Config{Machines: ms, Property: global(t, 3, 0, 3), Budget: 1, Detector: check.Trusting{}, DepthFirst: true, PartialOrder: true}
+		cfg := check.Config{Machines: ms, Property: global(t, 3, 0, 3), Budget: 1, Detector: check.Trusting{}, Search: check.DepthFirst, PartialOrder: true}
 		res := mustRun(t, cfg)
 		if res.Verdict != check.Violated || res.Violation.Kind != check.KindError || !strings.Contains(res.Violation.Detail, "declares cs.TrustGated") || !strings.Contains(res.Violation.Detail, c.want) || len(res.Violation.Path) != 0 {
 			t.Errorf("%s: %s %+v, want an error violation at the initial state saying %q", c.name, res.Verdict, res.Violation, c.want)

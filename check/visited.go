@@ -31,7 +31,7 @@ func (c Config) validateDisk() error {
 	if c.DiskDir == "" {
 		return nil
 	}
-	if !c.DepthFirst {
+	if c.Search != DepthFirst {
 		return needs("DiskDir", "DepthFirst", "only the depth-first visited set can be kept on disk")
 	}
 	if err := store.ValidateDir(c.DiskDir); err != nil {

@@ -85,8 +85,8 @@ func TestRandomContinuation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Machines: []cs.Machine{&pinger{stuck{idle: idle{self: 1}}}, &ponger{idle: idle{self: 2}}}, Property: prop, Budgets: []int{1, 1}, DepthFirst: true, DeadlockStates: 1}
-	res, err := Run(cfg)
+	cfg := Config{Machines: []cs.Machine{&pinger{stuck{idle: idle{self: 1}}}, &ponger{idle: idle{self: 2}}}, Property: prop, Budgets: []int{1, 1}, Search: DepthFirst, DeadlockStates: 1}
+	res, err := Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		ms, p := build(t, c.n, c.k, c.o)
-		res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: c.budget})
+		res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: c.budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestCheck(t *testing.T) {
 func TestCheckTooStrong(t *testing.T) {
 	ms, _ := build(t, 3, 2, forest.Options{Nu: 2})
 	p, _ := property.Global(3, 0, 1)
-	res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: 2})
+	res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func global(t *testing.T, n, k int) *property.Property {
 
 func run(t *testing.T, cfg check.Config) check.Result {
 	t.Helper()
-	res, err := check.Run(cfg)
+	res, err := check.Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

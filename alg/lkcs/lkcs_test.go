@@ -97,7 +97,7 @@ func TestPaperDeadlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 1, DepthFirst: true, MaxStates: 1_000_000})
+	res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: prop, Budget: 1, Search: check.DepthFirst, MaxStates: 1_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestFixedBowtie(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: 1, DepthFirst: true, MaxStates: 4_000_000, DeadlockStates: 5_000_000})
+		res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: prop, Budget: 1, Search: check.DepthFirst, MaxStates: 4_000_000, DeadlockStates: 5_000_000})
 		if err != nil {
 			t.Fatal(err)
 		}

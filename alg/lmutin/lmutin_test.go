@@ -54,7 +54,7 @@ func problem(t *testing.T, spec string, l, k int, mutex bool, v lmutin.Variant) 
 
 func run(t *testing.T, ms []cs.Machine, prop *property.Property, budget int) check.Result {
 	t.Helper()
-	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: budget, Workers: 1})
+	res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: prop, Budget: budget, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestCheck(t *testing.T) {
 			continue
 		}
 		p := cs.Params{N: c.n, Quorums: quorums(t, c.coterie, c.n), Initial: c.initial}
-		res, err := check.Run(check.Config{Machines: build(t, p, maekawa.Fixed), Property: mutex(t, p.N), Budget: c.budget, Workers: 2})
+		res, err := check.Run(t.Context(), check.Config{Machines: build(t, p, maekawa.Fixed), Property: mutex(t, p.N), Budget: c.budget, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestPaperDeadlocks(t *testing.T) {
 	}
 	grid := cs.Params{N: 4, Quorums: quorums(t, "grid", 4)}
 	cfg := check.Config{Machines: build(t, grid, maekawa.Paper), Property: mutex(t, grid.N), Budget: 2, Workers: 2}
-	res, err := check.Run(cfg)
+	res, err := check.Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

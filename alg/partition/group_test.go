@@ -80,7 +80,7 @@ func TestOfCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: c.budget})
+			res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: c.budget})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,7 +60,7 @@ func build(t *testing.T, n, k int, initial ...cs.ID) ([]cs.Machine, *property.Pr
 func TestCheck(t *testing.T) {
 	for _, c := range []struct{ n, k, budget int }{{4, 2, 4}, {5, 2, 2}, {3, 2, 4}} {
 		ms, p := build(t, c.n, c.k)
-		res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: c.budget})
+		res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: c.budget})
 		if err != nil {
 			t.Fatal(err)
 		}

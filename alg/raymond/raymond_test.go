@@ -133,7 +133,7 @@ func TestCheck(t *testing.T) {
 	for _, c := range []struct{ n, k int }{{3, 1}, {3, 2}, {3, 3}} {
 		ms := machines(t, c.n, c.k)
 		p := testnet.GlobalProperty(t, c.n, 0, c.k)
-		res, err := check.Run(check.Config{Machines: ms, Property: p, Budget: 2})
+		res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

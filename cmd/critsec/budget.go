@@ -41,19 +41,6 @@ func (b *budgetFlag) max() int { return slices.Max(b.each) }
 // perProcess reports whether a budget was given per process.
 func (b *budgetFlag) perProcess() bool { return len(b.each) > 1 }
 
-// validate refuses a budget out of range or a list whose length is not n.
-func (b *budgetFlag) validate(n int) error {
-	if b.perProcess() && len(b.each) != n {
-		return badInput("--budget %s gives %d budgets for %d processes: give one budget, or one per process (P1 first)", b, len(b.each), n)
-	}
-	for _, v := range b.each {
-		if v < 0 || v > 100 {
-			return badInput("--budget %s is out of range: need 0 <= budget <= 100", b)
-		}
-	}
-	return nil
-}
-
 // perBudgets is check.Config.Budgets: the list, or nil for one budget.
 func (b *budgetFlag) perBudgets() []int {
 	if b.perProcess() {

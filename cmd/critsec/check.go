@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/critsec/critsec/check"
 	"github.com/critsec/critsec/cs"
@@ -189,7 +190,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err := f.validate(cmd, pr.Params.N); err != nil {
 		return err
 	}
-	crashes, det, err := f.faults.config(pr.Params.N, cmd.Flags().Changed("detector"))
+	crashes, det, err := f.faults.config(cmd.Flags().Changed("detector"))
 	if err != nil {
 		return err
 	}
@@ -206,14 +207,15 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	maxMemory := uint64(f.maxMemoryGB * (1 << 30))
 	cfg := f.config(cmd, &pr, ms, crashes, det, maxMemory)
 	if err := cfg.Validate(); err != nil {
-		return checkConfigError(err)
+		return checkConfigError(err, cmd.Flags())
+	}
+	if err := f.validateSize(pr.Params.N); err != nil {
+		return err
 	}
 	if f.checkpoint != "" {
-		stop, err := f.bindCheckpoint(&cfg, &pr)
-		if err != nil {
+		if err := f.bindCheckpoint(&cfg, &pr); err != nil {
 			return err
 		}
-		defer stop()
 	}
 	// The trace and HTML files are opened before the run, so a path that
 	// cannot be written is refused at once, not after a long search.
@@ -229,9 +231,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	defer vf.Close()
 	tuneMemory(f.search == "dfs", f.expected, maxMemory)
 	defer debug.SetMemoryLimit(math.MaxInt64)
-	res, err := check.Run(cfg)
+	ctx, stop := checkContext(cmd.Context(), f.timeout)
+	defer stop()
+	res, err := check.Run(ctx, cfg)
 	if errors.Is(err, check.ErrConfig) {
-		return checkConfigError(err)
+		return checkConfigError(err, cmd.Flags())
 	}
 	if err != nil {
 		return err // an I/O error reading a checkpoint: exit status 3
@@ -275,13 +279,26 @@ func (f *checkFlags) report(cmd *cobra.Command, pr *problem, res check.Result, s
 	return outcome(cmd, res.Verdict != check.OK, traceErr)
 }
 
+// checkContext is the context of a run: the first SIGINT or SIGTERM
+// cancels it (the run stops, incomplete, and saves its checkpoint; a second
+// signal kills), and --timeout (0: none) sets its deadline. stop releases
+// both.
+func checkContext(parent context.Context, timeout time.Duration) (ctx context.Context, stop func()) {
+	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stopSignals() }()
+	if timeout == 0 {
+		return ctx, stopSignals
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stopSignals() }
+}
+
 // bindCheckpoint binds cfg's checkpoint to the algorithm, its options and
-// this binary, and makes SIGINT and SIGTERM stop the run and save (a
-// second one kills); stop stops listening for them.
-func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func(), err error) {
+// this binary.
+func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) error {
 	binary, err := binaryID()
 	if err != nil {
-		return nil, badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
+		return badInput("--checkpoint binds the saved run to this critsec binary, which cannot be read (%v): run critsec from a readable file", err)
 	}
 	// The algorithm and its options (variants such as mutin and
 	// mutin-paper start in equal states), and the binary: another build
@@ -290,23 +307,14 @@ func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) (stop func()
 	if f.fencing {
 		cfg.CheckpointID += " | fencing"
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stopSignals() }()
-	cfg.Interrupt = ctx.Done()
-	return stopSignals, nil
+	return nil
 }
 
 // validate refuses flags that are out of range for an algorithm on n
-// processes, or that do not apply together.
+// processes, or that do not apply together; check.Config.Validate states
+// the rules of the fields the flags set (checkConfigError).
 func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
-	if err := f.budget.validate(n); err != nil {
-		return err
-	}
 	switch {
-	case f.maxStates == 0 && n > checkSafeN:
-		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
-	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
-		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	case n > check.MaxN:
 		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
 	case f.search != "bfs" && f.search != "dfs":
@@ -315,6 +323,8 @@ func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
+	case f.timeout < 0:
+		return badInput("--timeout %v is out of range: need >= 0 (0: none)", f.timeout)
 	case f.checkpoint == "" && cmd.Flags().Changed("checkpoint-every"):
 		return badInput("--checkpoint-every sets the interval of --checkpoint: add --checkpoint DIR, or leave it out")
 	case f.ckEvery < time.Second:
@@ -338,6 +348,19 @@ func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
 	}
 	if err := checkMemoryFlag(f.maxMemoryGB); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateSize refuses, without an explicit --max-states, a problem on n
+// processes whose state space explodes; the checker accepts it with a
+// limit.
+func (f *checkFlags) validateSize(n int) error {
+	switch {
+	case f.maxStates == 0 && n > checkSafeN:
+		return badInput("--n %d explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use n <= %d", n, checkSafeN)
+	case f.maxStates == 0 && f.budget.max() > checkSafeBudget:
+		return badInput("--budget %s explodes the state space: pass an explicit --max-states (e.g. --max-states 50000000), or use budgets <= %d", &f.budget, checkSafeBudget)
 	}
 	return nil
 }
@@ -398,9 +421,9 @@ func tuneMemory(dfs bool, expected int, maxMemory uint64) {
 // check sets from a flag, and what to add when the field is needed.
 var checkFlagOf = map[string]struct{ name, add string }{
 	"Budget":          {"--budget", "--budget B"},
+	"Budgets":         {"--budget", "--budget B"},
 	"Crashes":         {"--crashes", "--crashes C"},
 	"MaxStates":       {"--max-states", "--max-states N"},
-	"Timeout":         {"--timeout", "--timeout D"},
 	"Workers":         {"--workers", "--workers W"},
 	"DeadlockStates":  {"--deadlock-states", "--deadlock-states N"},
 	"ExpectedStates":  {"--expected-states", "--expected-states N"},
@@ -416,8 +439,9 @@ var checkFlagOf = map[string]struct{ name, add string }{
 
 // checkConfigError is the one-line bad-input error of err, which
 // check.Config.Validate returned: a field's rule is stated by the library
-// (check.FieldError) and told here with the names of the flags.
-func checkConfigError(err error) error {
+// (check.FieldError) and told here with the names of the flags and their
+// values as given in fs (--budget 2,1,1 sets Budget and Budgets).
+func checkConfigError(err error, fs *pflag.FlagSet) error {
 	var fe *check.FieldError
 	if !errors.As(err, &fe) {
 		return badInput("%v", err)
@@ -427,7 +451,11 @@ func checkConfigError(err error) error {
 		return badInput("%v", err)
 	}
 	if fe.Needs == "" {
-		return badInput("%s %s %s", field.name, fe.Value, fe.Why)
+		value := fe.Value
+		if fl := fs.Lookup(strings.TrimPrefix(field.name, "--")); fl != nil {
+			value = fl.Value.String()
+		}
+		return badInput("%s %s %s", field.name, value, fe.Why)
 	}
 	need, ok := checkFlagOf[fe.Needs]
 	if !ok {
@@ -445,15 +473,26 @@ func checkConfigError(err error) error {
 func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, crashes int, det check.Detector, maxMemory uint64) check.Config {
 	cfg := check.Config{
 		Machines: ms, Property: pr.check, Budget: f.budget.max(), Budgets: f.budget.perBudgets(), Unordered: f.unordered,
-		MaxStates: f.maxStates, Timeout: f.timeout, Workers: f.workers, DeadlockStates: f.deadlockStates,
-		DepthFirst: f.search == "dfs", Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
+		MaxStates: f.maxStates, Workers: f.workers, DeadlockStates: f.deadlockStates,
+		Search: f.searchKind(), Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-		Liveness: f.liveness, LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
+		LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
 	}
 	if f.checkpoint != "" {
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
 	}
 	return cfg
+}
+
+// searchKind is the search --search and --liveness choose.
+func (f *checkFlags) searchKind() check.Search {
+	switch {
+	case f.liveness:
+		return check.Liveness
+	case f.search == "dfs":
+		return check.DepthFirst
+	}
+	return check.BreadthFirst
 }
 
 // summary is the report of result res of a run of cfg.

@@ -186,6 +186,26 @@ func TestCheckBadInput(t *testing.T) {
 	}
 }
 
+// TestCheckConfigMessages: the rules check.Config.Validate states for the
+// fields the flags set are told with the flags' names and values as given.
+func TestCheckConfigMessages(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--budget", "2,2"}, "critsec: --budget 2,2 gives 2 budgets for 3 processes: give one budget, or one per process (P1 first)\n"},
+		{[]string{"--budget", "2,101,2"}, "critsec: --budget 2,101,2 is out of range: need 0 <= budget <= 100\n"},
+		{[]string{"--budget", "101"}, "critsec: --budget 101 is out of range: need 0 <= budget <= 100\n"},
+		{[]string{"--alg", "ftraymond", "--crashes", "4"}, "critsec: --crashes 4 is out of range: need 0 <= crashes <= n = 3\n"},
+		{[]string{"--timeout", "-3s"}, "critsec: --timeout -3s is out of range: need >= 0 (0: none)\n"},
+		{[]string{"--reduce", "por"}, "critsec: --reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs, or leave --reduce por out\n"},
+	} {
+		if code, out := runCheckCLI(t, c.args...); code != 2 || out != c.want {
+			t.Errorf("%v: exit %d, %q; want 2, %q", c.args, code, out, c.want)
+		}
+	}
+}
+
 // TestCheckDepthFirst: --search dfs reaches the same verdict and state count
 // as the default breadth-first search, and its counterexample trace is one
 // trace check confirms.

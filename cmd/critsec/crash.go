@@ -276,15 +276,13 @@ func addCheckCrashFlags(fs *pflag.FlagSet, f *checkFaultFlags) {
 	fs.StringVar(&f.detector, "detector", "P", "failure-detector class whose every allowed output is explored: P (perfect), T (trusting) or S (strong, P1 never suspected and never crashing)")
 }
 
-// config returns the checker's crash budget and detector for n
-// processes: no detector without crashes unless --detector was given.
-func (f *checkFaultFlags) config(n int, given bool) (int, check.Detector, error) {
+// config returns the checker's crash budget and detector: no detector
+// without crashes unless --detector was given. check.Config.Validate
+// refuses a crash budget out of range.
+func (f *checkFaultFlags) config(given bool) (int, check.Detector, error) {
 	c, err := detector.Parse(f.detector)
 	if err != nil {
 		return 0, nil, badInput("--detector: %v", err)
-	}
-	if f.crashes < 0 || f.crashes > n {
-		return 0, nil, badInput("--crashes %d is out of range: need 0 <= crashes <= n = %d", f.crashes, n)
 	}
 	if f.crashes == 0 && !given {
 		return 0, nil, nil

@@ -31,7 +31,7 @@ func Check(t *testing.T, build New, n, k, assertMax, budget int) check.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.Run(check.Config{Machines: ms, Property: prop, Budget: budget, Workers: 2})
+	res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: prop, Budget: budget, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
