@@ -321,3 +321,23 @@ func readCmdline(p int) (string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 	return string(b), err
 }
+
+// Notes is what member id's log says of its lease, its peers and its
+// failures: its warnings and errors, and its leases renewed, one line
+// each, at most max of them (the last).
+func (c *Cluster) Notes(id, max int) string {
+	b, err := os.ReadFile(c.Log(id))
+	if err != nil {
+		return err.Error()
+	}
+	var notes []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "lease renewed") {
+			notes = append(notes, l)
+		}
+	}
+	if len(notes) > max {
+		notes = append([]string{fmt.Sprintf("(%d earlier lines)", len(notes)-max)}, notes[len(notes)-max:]...)
+	}
+	return strings.Join(notes, "\n")
+}

@@ -289,6 +289,12 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	for _, s := range res.Record.Under {
 		res.Problems = append(res.Problems, "fewer than l copies: "+res.Record.Describe(s))
 	}
+	if len(res.Record.Over) > 0 || len(res.Record.Under) > 0 {
+		t.Log(res.Record.Timeline(lines))
+		for id := 1; id <= c.n; id++ {
+			t.Logf("P%d's log:\n%s", id, cl.Notes(id, 60))
+		}
+	}
 	res.Trace, err = cl.CheckTrace(crashes...)
 	switch {
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Line is one line of the record the stand-in service (testdata/beat)
@@ -200,6 +201,23 @@ func (r Report) Describe(s Span) string {
 	for _, c := range s.Copies {
 		cp := r.Copies[c]
 		fmt.Fprintf(&b, " P%d pid %d (lines %d-%d)", cp.Member, cp.PID, cp.First+1, cp.Last+1)
+	}
+	return b.String()
+}
+
+// Timeline says when each copy ran, one line per copy in the order they
+// started: member, pid, first and last lines of the record and their
+// wall-clock times in milliseconds after the record's first line.
+func (r Report) Timeline(lines []Line) string {
+	if len(lines) == 0 {
+		return "empty record"
+	}
+	var b strings.Builder
+	t0 := lines[0].UnixMs
+	fmt.Fprintf(&b, "copies (ms after %s UTC):", time.UnixMilli(t0).UTC().Format("15:04:05.000"))
+	for _, c := range r.Copies {
+		fmt.Fprintf(&b, "\n  P%d pid %d: lines %d-%d, %d-%d ms", c.Member, c.PID, c.First+1, c.Last+1,
+			lines[c.First].UnixMs-t0, lines[c.Last].UnixMs-t0)
 	}
 	return b.String()
 }
