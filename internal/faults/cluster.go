@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -340,4 +341,32 @@ func (c *Cluster) Notes(id, max int) string {
 		notes = append([]string{fmt.Sprintf("(%d earlier lines)", len(notes)-max)}, notes[len(notes)-max:]...)
 	}
 	return strings.Join(notes, "\n")
+}
+
+// silentRe finds, in a member's log, the peers it voted against (majority
+// mode: "votes=[1 3]") or declared crashed ("peer declared crashed ...
+// peer=2").
+var silentRe = regexp.MustCompile(`msg="voted against a silent peer[^"]*".* votes="?\[([0-9 ]*)\]|msg="peer declared crashed" .*peer=([0-9]+)`)
+
+// Silenced lists the members some member voted against or declared
+// crashed, from the members' logs: each was silent to a peer for the
+// detector's timeout.
+func (c *Cluster) Silenced() []int {
+	set := map[int]bool{}
+	for id := 1; id <= c.cfg.N; id++ {
+		b, _ := os.ReadFile(c.Log(id))
+		for _, m := range silentRe.FindAllStringSubmatch(string(b), -1) {
+			for _, f := range strings.Fields(m[1] + " " + m[2]) {
+				if j, err := strconv.Atoi(f); err == nil {
+					set[j] = true
+				}
+			}
+		}
+	}
+	var out []int
+	for j := range set {
+		out = append(out, j)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -178,6 +178,11 @@ func Check(lines []Line, b Bounds) Report {
 					under = &Span{From: i, Count: n}
 				}
 				under.Count = min(under.Count, n)
+				for c := range running {
+					if !slices.Contains(under.Copies, c) {
+						under.Copies = append(under.Copies, c)
+					}
+				}
 			} else {
 				closeSpan(&under, &rep.Under, i)
 			}
@@ -188,7 +193,7 @@ func Check(lines []Line, b Bounds) Report {
 	}
 	closeSpan(&over, &rep.Over, len(lines))
 	closeSpan(&under, &rep.Under, until)
-	for _, s := range rep.Over {
+	for _, s := range append(rep.Over, rep.Under...) {
 		slices.Sort(s.Copies)
 	}
 	return rep

@@ -1,8 +1,11 @@
 package faults
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // record builds a record from "member pid seq ms" lines.
@@ -91,6 +94,47 @@ func TestCheckUnder(t *testing.T) {
 	if len(rep.Under) != 1 || rep.Under[0].From != 4 || rep.Under[0].To != 5 || rep.Under[0].Count != 1 || rep.Under[0].Ms != 20 {
 		t.Errorf("under l = 2: %+v", rep.Under)
 	}
+	if want := "1 copies for 2 lines (20 ms, lines 5-6): P2 pid 200 (lines 3-8)"; rep.Describe(rep.Under[0]) != want {
+		t.Errorf("Describe:\n got %s\nwant %s", rep.Describe(rep.Under[0]), want)
+	}
+}
+
+// TestExcused: the span under l of TestCheckUnder (lines 5-6, its last
+// written at 1080 ms) is explained by a fault injected at line 4 or
+// before and undone no earlier than 1080 ms minus the time allowed to
+// recover; not by one injected after its first line, nor by one undone
+// earlier, nor by one never undone.
+func TestExcused(t *testing.T) {
+	lines := record(t, `1 100 0 1000
+1 100 1 1020
+2 200 0 1030
+1 100 2 1040
+2 200 1 1060
+2 200 2 1080
+3 300 0 1100
+2 200 3 1120
+`)
+	under := Check(lines, Bounds{K: 2, L: 2, Until: 7}).Under
+	if len(under) != 1 {
+		t.Fatalf("under: %+v", under)
+	}
+	ms := func(ms int64) time.Time { return time.UnixMilli(ms) }
+	for _, c := range []struct {
+		name string
+		in   Injected
+		ok   bool
+	}{
+		{"undone within the time to recover", Injected{From: 3, At: ms(1035), Undone: ms(1050)}, true},
+		{"undone after the span", Injected{From: 0, At: ms(990), Undone: ms(1100)}, true},
+		{"injected after the span began", Injected{From: 5, At: ms(1070), Undone: ms(1075)}, false},
+		{"undone too early", Injected{From: 3, At: ms(1035), Undone: ms(1040)}, false},
+		{"never undone", Injected{From: 3, At: ms(1035)}, false},
+	} {
+		ex, not := Excused(lines, under, []Injected{c.in}, 30*time.Millisecond)
+		if c.ok && (len(ex) != 1 || len(not) != 0) || !c.ok && (len(ex) != 0 || len(not) != 1) {
+			t.Errorf("%s: excused %v, not %v", c.name, ex, not)
+		}
+	}
 }
 
 // TestReadRecordRefuses: a line that is not four numbers is refused with
@@ -105,5 +149,37 @@ func TestReadRecordRefuses(t *testing.T) {
 	lines, err := ReadRecord(strings.NewReader("1 100 0 5\n1 100 1"))
 	if err != nil || len(lines) != 1 {
 		t.Errorf("torn last line: %v %v", lines, err)
+	}
+}
+
+// TestSilenced: the members a log says were voted against or declared
+// crashed, and among them those no fault was meant to silence that long.
+func TestSilenced(t *testing.T) {
+	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 3}}
+	logs := []string{
+		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes=[2]
+time=T level=WARN msg="peer declared crashed: refusing it from now on" node=1 peer=3
+`,
+		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=2 votes="[1 3]"
+`,
+		`time=T level=WARN msg="peer declared crashed" node=3 peer=2 silent_for_more_than=1s
+`,
+	}
+	for i, l := range logs {
+		if err := os.WriteFile(c.Log(i+1), []byte(l), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := c.Silenced()
+	if !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("Silenced: %v, want [1 2 3]", got)
+	}
+	faults := []Injected{
+		{Fault: Fault{Kind: Pause, For: 2 * time.Second}, Members: []int{1}},
+		{Fault: Fault{Kind: Isolate, For: 200 * time.Millisecond}, Members: []int{2}},
+		{Fault: Fault{Kind: Kill, Down: true}, Members: []int{3}},
+	}
+	if u := unmeant(got, faults, time.Second); !slices.Equal(u, []int{2}) {
+		t.Errorf("unmeant: %v, want [2]", u)
 	}
 }
