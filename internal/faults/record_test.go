@@ -73,11 +73,9 @@ func TestCheckHandover(t *testing.T) {
 	}
 }
 
-// TestCheckUnder: with l = 2, the first line with two copies settles the
-// run; P1's copy stops before P3's starts: lines 5-6 run one copy, 20 ms.
-// The last line, after the run was stopped (Until), is not checked.
-func TestCheckUnder(t *testing.T) {
-	lines := record(t, `1 100 0 1000
+// underRecord has one copy running at lines 5-6, two at every other line
+// from line 3.
+const underRecord = `1 100 0 1000
 1 100 1 1020
 2 200 0 1030
 1 100 2 1040
@@ -86,7 +84,13 @@ func TestCheckUnder(t *testing.T) {
 3 300 0 1100
 2 200 3 1120
 3 300 1 1140
-`)
+`
+
+// TestCheckUnder: with l = 2, the first line with two copies settles the
+// run; P1's copy stops before P3's starts: lines 5-6 run one copy, 20 ms.
+// The last line, after the run was stopped (Until), is not checked.
+func TestCheckUnder(t *testing.T) {
+	lines := record(t, underRecord)
 	rep := Check(lines, Bounds{K: 2, L: 2, Until: 8})
 	if rep.Max != 2 || rep.Min != 1 || len(rep.Over) != 0 {
 		t.Fatalf("%+v", rep)
@@ -105,16 +109,8 @@ func TestCheckUnder(t *testing.T) {
 // recover; not by one injected after its first line, nor by one undone
 // earlier, nor by one never undone.
 func TestExcused(t *testing.T) {
-	lines := record(t, `1 100 0 1000
-1 100 1 1020
-2 200 0 1030
-1 100 2 1040
-2 200 1 1060
-2 200 2 1080
-3 300 0 1100
-2 200 3 1120
-`)
-	under := Check(lines, Bounds{K: 2, L: 2, Until: 7}).Under
+	lines := record(t, underRecord)
+	under := Check(lines, Bounds{K: 2, L: 2, Until: 8}).Under
 	if len(under) != 1 {
 		t.Fatalf("under: %+v", under)
 	}
