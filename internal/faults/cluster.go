@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -348,25 +349,24 @@ func (c *Cluster) Notes(id, max int) string {
 // peer=2").
 var silentRe = regexp.MustCompile(`msg="voted against a silent peer[^"]*".* votes="?\[([0-9 ]*)\]|msg="peer declared crashed" .*peer=([0-9]+)`)
 
-// Silenced lists the members some member voted against or declared
-// crashed, from the members' logs: each was silent to a peer for the
-// detector's timeout.
-func (c *Cluster) Silenced() []int {
-	set := map[int]bool{}
+// Silence is a member, By, that heard nothing from another, Of, for the
+// detector's timeout: it voted against it or declared it crashed.
+type Silence struct{ By, Of int }
+
+// Silences lists, from the members' logs, every member that voted against
+// or declared crashed another, once each pair, in order.
+func (c *Cluster) Silences() []Silence {
+	var out []Silence
 	for id := 1; id <= c.cfg.N; id++ {
 		b, _ := os.ReadFile(c.Log(id))
 		for _, m := range silentRe.FindAllStringSubmatch(string(b), -1) {
 			for _, f := range strings.Fields(m[1] + " " + m[2]) {
-				if j, err := strconv.Atoi(f); err == nil {
-					set[j] = true
+				if j, err := strconv.Atoi(f); err == nil && !slices.Contains(out, Silence{id, j}) {
+					out = append(out, Silence{id, j})
 				}
 			}
 		}
 	}
-	var out []int
-	for j := range set {
-		out = append(out, j)
-	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b Silence) int { return cmp.Or(a.By-b.By, a.Of-b.Of) })
 	return out
 }

@@ -198,10 +198,10 @@ type Result struct {
 	Record   Report
 	// Excused are the spans under l that a fault explains (Excused).
 	Excused []Span
-	// Unmeant are the members silent past the timeout that no fault was
-	// meant to silence so long (a loaded machine): the lower bound and
-	// the members' return are then not checked.
-	Unmeant  []int
+	// Unmeant are the silences past the timeout that no fault was meant
+	// to cause (a loaded machine): the lower bound and the members'
+	// return are then not checked.
+	Unmeant  []Silence
 	Trace    *trace.Report
 	Problems []string // every assertion that failed, one line each
 }
@@ -304,7 +304,7 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	// both other live members' echoes, so a stall of any of them stops
 	// every copy (docs/faults.md).
 	dc := cl.Node.Detector
-	res.Unmeant = unmeant(cl.Silenced(), res.Injected, dc.Timeout)
+	res.Unmeant = unmeant(cl.Silences(), res.Injected, dc.Timeout)
 	timely := len(res.Unmeant) == 0
 	if liveErr != nil && timely {
 		res.Problems = append(res.Problems, fmt.Sprintf("after the faults: %v", liveErr))
@@ -337,18 +337,22 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	return res
 }
 
-// unmeant lists the members of silenced that no fault of the schedule
-// was meant to silence past the timeout: those of a fault lasting the
-// timeout or longer, or of a kill left down.
-func unmeant(silenced []int, faults []Injected, timeout time.Duration) []int {
-	var out []int
-	for _, j := range silenced {
-		meant := false
+// unmeant lists the silences that no fault of the schedule was meant to
+// cause: a silence is meant when its deaf or its silent member was hit by
+// a fault lasting the timeout or longer, or by a kill left down.
+func unmeant(silences []Silence, faults []Injected, timeout time.Duration) []Silence {
+	long := func(m int) bool {
 		for _, in := range faults {
-			meant = meant || (in.For >= timeout || in.Down) && slices.Contains(in.Members, j)
+			if (in.For >= timeout || in.Down) && slices.Contains(in.Members, m) {
+				return true
+			}
 		}
-		if !meant {
-			out = append(out, j)
+		return false
+	}
+	var out []Silence
+	for _, s := range silences {
+		if !long(s.By) && !long(s.Of) {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -394,8 +398,11 @@ func summary(c Case, res Result) string {
 		fmt.Fprintf(&b, "\n  %s", in)
 	}
 	if len(res.Unmeant) > 0 {
-		fmt.Fprintf(&b, "\n  silent past the timeout though no fault meant it: %v (votes or declarations in their peers' logs): "+
-			"the lower bound and the members' return not checked", res.Unmeant)
+		fmt.Fprint(&b, "\n  silent past the timeout though no fault meant it (votes and declarations in the logs):")
+		for _, s := range res.Unmeant {
+			fmt.Fprintf(&b, " P%d to P%d", s.Of, s.By)
+		}
+		fmt.Fprint(&b, "; the lower bound and the members' return not checked")
 	}
 	for _, s := range res.Excused {
 		fmt.Fprintf(&b, "\n  while a fault held a member: %s", res.Record.Describe(s))

@@ -148,34 +148,38 @@ func TestReadRecordRefuses(t *testing.T) {
 	}
 }
 
-// TestSilenced: the members a log says were voted against or declared
-// crashed, and among them those no fault was meant to silence that long.
-func TestSilenced(t *testing.T) {
-	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 3}}
+// TestSilences: the pairs a log says voted against or declared crashed,
+// and among them those no fault was meant to cause: a long fault on the
+// deaf member or on the silent one explains a silence, a short one not.
+func TestSilences(t *testing.T) {
+	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 4}}
 	logs := []string{
 		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes=[2]
 time=T level=WARN msg="peer declared crashed: refusing it from now on" node=1 peer=3
+time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes="[2 4]"
 `,
 		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=2 votes="[1 3]"
 `,
 		`time=T level=WARN msg="peer declared crashed" node=3 peer=2 silent_for_more_than=1s
 `,
+		``,
 	}
 	for i, l := range logs {
 		if err := os.WriteFile(c.Log(i+1), []byte(l), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := c.Silenced()
-	if !slices.Equal(got, []int{1, 2, 3}) {
-		t.Fatalf("Silenced: %v, want [1 2 3]", got)
+	got := c.Silences()
+	want := []Silence{{1, 2}, {1, 4}, {2, 1}, {2, 3}, {3, 2}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Silences: %v, want %v", got, want)
 	}
 	faults := []Injected{
 		{Fault: Fault{Kind: Pause, For: 2 * time.Second}, Members: []int{1}},
 		{Fault: Fault{Kind: Isolate, For: 200 * time.Millisecond}, Members: []int{2}},
-		{Fault: Fault{Kind: Kill, Down: true}, Members: []int{3}},
+		{Fault: Fault{Kind: Kill, Down: true}, Members: []int{4}},
 	}
-	if u := unmeant(got, faults, time.Second); !slices.Equal(u, []int{2}) {
-		t.Errorf("unmeant: %v, want [2]", u)
+	if u := unmeant(got, faults, time.Second); !slices.Equal(u, []Silence{{2, 3}, {3, 2}}) {
+		t.Errorf("unmeant: %v, want [{2 3} {3 2}]", u)
 	}
 }
