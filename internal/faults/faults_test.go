@@ -339,11 +339,14 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 
 // unmeant lists the silences that no fault of the schedule was meant to
 // cause: a silence is meant when its deaf or its silent member was hit by
-// a fault lasting the timeout or longer, or by a kill left down.
+// a fault that silences a member (a pause, a kill, a cut, a loss of every
+// packet) lasting the timeout or longer, or by a kill left down. Loss of
+// some packets and delay are meant to silence nobody.
 func unmeant(silences []Silence, faults []Injected, timeout time.Duration) []Silence {
 	long := func(m int) bool {
 		for _, in := range faults {
-			if (in.For >= timeout || in.Down) && slices.Contains(in.Members, m) {
+			mute := in.Kind != Loss && in.Kind != Delay || in.Kind == Loss && in.Pct >= 100
+			if mute && (in.For >= timeout || in.Down) && slices.Contains(in.Members, m) {
 				return true
 			}
 		}

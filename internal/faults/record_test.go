@@ -149,8 +149,9 @@ func TestReadRecordRefuses(t *testing.T) {
 }
 
 // TestSilences: the pairs a log says voted against or declared crashed,
-// and among them those no fault was meant to cause: a long fault on the
-// deaf member or on the silent one explains a silence, a short one not.
+// and among them those no fault was meant to cause: a long pause, cut or
+// kill of the deaf member or of the silent one explains a silence, a short
+// one not, nor a partial loss or a delay of any length.
 func TestSilences(t *testing.T) {
 	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 4}}
 	logs := []string{
@@ -178,6 +179,8 @@ time=T level=WARN msg="voted against a silent peer: it is declared crashed once 
 		{Fault: Fault{Kind: Pause, For: 2 * time.Second}, Members: []int{1}},
 		{Fault: Fault{Kind: Isolate, For: 200 * time.Millisecond}, Members: []int{2}},
 		{Fault: Fault{Kind: Kill, Down: true}, Members: []int{4}},
+		{Fault: Fault{Kind: Loss, Pct: 30, For: 2 * time.Second}, Members: []int{3}},
+		{Fault: Fault{Kind: Delay, Delay: time.Second, For: 2 * time.Second}, Members: []int{3}},
 	}
 	if u := unmeant(got, faults, time.Second); !slices.Equal(u, []Silence{{2, 3}, {3, 2}}) {
 		t.Errorf("unmeant: %v, want [{2 3} {3 2}]", u)
