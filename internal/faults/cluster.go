@@ -344,23 +344,31 @@ func (c *Cluster) Notes(id, max int) string {
 	return strings.Join(notes, "\n")
 }
 
-// silentRe finds, in a member's log, the peers it voted against (majority
-// mode: "votes=[1 3]") or declared crashed ("peer declared crashed ...
-// peer=2").
-var silentRe = regexp.MustCompile(`msg="voted against a silent peer[^"]*".* votes="?\[([0-9 ]*)\]|msg="peer declared crashed" .*peer=([0-9]+)`)
+// silentRe finds, in a line of a member's log, its time and the peers it
+// voted against (majority mode: "votes=[1 3]") or declared crashed ("peer
+// declared crashed ... peer=2").
+var silentRe = regexp.MustCompile(`^time=(\S+) .*(?:msg="voted against a silent peer[^"]*".* votes="?\[([0-9 ]*)\]|msg="peer declared crashed" .*peer=([0-9]+))`)
 
 // Silence is a member, By, that heard nothing from another, Of, for the
 // detector's timeout: it voted against it or declared it crashed.
 type Silence struct{ By, Of int }
 
 // Silences lists, from the members' logs, every member that voted against
-// or declared crashed another, once each pair, in order.
-func (c *Cluster) Silences() []Silence {
+// or declared crashed another before time before (not while the members
+// stop one after the other), once each pair, in order.
+func (c *Cluster) Silences(before time.Time) []Silence {
 	var out []Silence
 	for id := 1; id <= c.cfg.N; id++ {
 		b, _ := os.ReadFile(c.Log(id))
-		for _, m := range silentRe.FindAllStringSubmatch(string(b), -1) {
-			for _, f := range strings.Fields(m[1] + " " + m[2]) {
+		for _, l := range strings.Split(string(b), "\n") {
+			m := silentRe.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			if at, err := time.Parse(time.RFC3339Nano, m[1]); err != nil || !at.Before(before) {
+				continue
+			}
+			for _, f := range strings.Fields(m[2] + " " + m[3]) {
 				if j, err := strconv.Atoi(f); err == nil && !slices.Contains(out, Silence{id, j}) {
 					out = append(out, Silence{id, j})
 				}

@@ -286,7 +286,7 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	}
 	cl.Net.Heal()
 	liveErr := cl.waitRunning(ctx, cl.recordLen(), c.live)
-	until := cl.recordLen()
+	until, stopAt := cl.recordLen(), time.Now()
 	cl.Stop()
 	lines, err := cl.ReadRecord()
 	if err != nil {
@@ -304,7 +304,7 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	// both other live members' echoes, so a stall of any of them stops
 	// every copy (docs/faults.md).
 	dc := cl.Node.Detector
-	res.Unmeant = unmeant(cl.Silences(), res.Injected, dc.Timeout)
+	res.Unmeant = unmeant(cl.Silences(stopAt), res.Injected, dc.Timeout)
 	timely := len(res.Unmeant) == 0
 	if liveErr != nil && timely {
 		res.Problems = append(res.Problems, fmt.Sprintf("after the faults: %v", liveErr))

@@ -148,29 +148,30 @@ func TestReadRecordRefuses(t *testing.T) {
 	}
 }
 
-// TestSilences: the pairs a log says voted against or declared crashed,
-// and among them those no fault was meant to cause: a long pause, cut or
+// TestSilences: the pairs a log says voted against or declared crashed
+// before a time, and among them those no fault was meant to cause: a long pause, cut or
 // kill of the deaf member or of the silent one explains a silence, a short
 // one not, nor a partial loss or a delay of any length.
 func TestSilences(t *testing.T) {
 	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 4}}
 	logs := []string{
-		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes=[2]
-time=T level=WARN msg="peer declared crashed: refusing it from now on" node=1 peer=3
-time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes="[2 4]"
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes=[2]
+time=2026-11-27T16:48:12.716Z level=WARN msg="peer declared crashed: refusing it from now on" node=1 peer=3
+time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes="[2 4]"
 `,
-		`time=T level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=2 votes="[1 3]"
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=2 votes="[1 3]"
 `,
-		`time=T level=WARN msg="peer declared crashed" node=3 peer=2 silent_for_more_than=1s
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="peer declared crashed" node=3 peer=2 silent_for_more_than=1s
 `,
-		``,
+		`time=2026-11-27T16:48:20.001Z level=WARN msg="peer declared crashed" node=4 peer=3 silent_for_more_than=1s
+`,
 	}
 	for i, l := range logs {
 		if err := os.WriteFile(c.Log(i+1), []byte(l), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := c.Silences()
+	got := c.Silences(time.Date(2026, 11, 27, 16, 48, 20, 0, time.UTC)) // P4's declaration is after
 	want := []Silence{{1, 2}, {1, 4}, {2, 1}, {2, 3}, {3, 2}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Silences: %v, want %v", got, want)
