@@ -300,8 +300,8 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	}
 	// The members' return and the lower bound hold only while no member
 	// is silent past the timeout but those the schedule meant to be: a
-	// vote is final, and with two of five members out every lease needs
-	// both other live members' echoes, so a stall of any of them stops
+	// vote is final, and with ⌊n/2⌋ members out every lease needs the
+	// echoes of every other live member, so a stall of any of them stops
 	// every copy (docs/faults.md).
 	dc := cl.Node.Detector
 	res.Unmeant = unmeant(cl.Silences(stopAt), res.Injected, dc.Timeout)
@@ -316,10 +316,11 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	var under []Span
 	res.Excused, under = Excused(lines, res.Record.Under, res.Injected, within)
 	for _, s := range under {
-		if timely {
-			res.Problems = append(res.Problems, fmt.Sprintf("fewer than l copies, not while a fault held a member or within %v of its end: %s",
-				within, res.Record.Describe(s)))
+		if !timely {
+			break
 		}
+		res.Problems = append(res.Problems, fmt.Sprintf("fewer than l copies, not while a fault held a member or within %v of its end: %s",
+			within, res.Record.Describe(s)))
 	}
 	if len(res.Record.Over) > 0 || len(under) > 0 || liveErr != nil {
 		t.Log(res.Record.Timeline(lines))
