@@ -2,12 +2,14 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -320,4 +322,59 @@ func (c *Cluster) CheckTrace(crashes ...trace.Event) (*trace.Report, error) {
 func readCmdline(p int) (string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 	return string(b), err
+}
+
+// Notes is what member id's log says of its lease, its peers and its
+// failures: its warnings and errors, and its leases renewed, one line
+// each, at most max of them (the last).
+func (c *Cluster) Notes(id, max int) string {
+	b, err := os.ReadFile(c.Log(id))
+	if err != nil {
+		return err.Error()
+	}
+	var notes []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "lease renewed") {
+			notes = append(notes, l)
+		}
+	}
+	if len(notes) > max {
+		notes = append([]string{fmt.Sprintf("(%d earlier lines)", len(notes)-max)}, notes[len(notes)-max:]...)
+	}
+	return strings.Join(notes, "\n")
+}
+
+// silentRe finds, in a line of a member's log, its time and the peers it
+// voted against (majority mode: "votes=[1 3]") or declared crashed ("peer
+// declared crashed ... peer=2").
+var silentRe = regexp.MustCompile(`^time=(\S+) .*(?:msg="voted against a silent peer[^"]*".* votes="?\[([0-9 ]*)\]|msg="peer declared crashed" .*peer=([0-9]+))`)
+
+// Silence is a member, By, that heard nothing from another, Of, for the
+// detector's timeout: it voted against it or declared it crashed.
+type Silence struct{ By, Of int }
+
+// Silences lists, from the members' logs, every member that voted against
+// or declared crashed another before time before (not while the members
+// stop one after the other), once each pair, in order.
+func (c *Cluster) Silences(before time.Time) []Silence {
+	var out []Silence
+	for id := 1; id <= c.cfg.N; id++ {
+		b, _ := os.ReadFile(c.Log(id))
+		for _, l := range strings.Split(string(b), "\n") {
+			m := silentRe.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			if at, err := time.Parse(time.RFC3339Nano, m[1]); err != nil || !at.Before(before) {
+				continue
+			}
+			for _, f := range strings.Fields(m[2] + " " + m[3]) {
+				if j, err := strconv.Atoi(f); err == nil && !slices.Contains(out, Silence{id, j}) {
+					out = append(out, Silence{id, j})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Silence) int { return cmp.Or(a.By-b.By, a.Of-b.Of) })
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Line is one line of the record the stand-in service (testdata/beat)
@@ -177,6 +178,11 @@ func Check(lines []Line, b Bounds) Report {
 					under = &Span{From: i, Count: n}
 				}
 				under.Count = min(under.Count, n)
+				for c := range running {
+					if !slices.Contains(under.Copies, c) {
+						under.Copies = append(under.Copies, c)
+					}
+				}
 			} else {
 				closeSpan(&under, &rep.Under, i)
 			}
@@ -187,7 +193,7 @@ func Check(lines []Line, b Bounds) Report {
 	}
 	closeSpan(&over, &rep.Over, len(lines))
 	closeSpan(&under, &rep.Under, until)
-	for _, s := range rep.Over {
+	for _, s := range append(rep.Over, rep.Under...) {
 		slices.Sort(s.Copies)
 	}
 	return rep
@@ -200,6 +206,23 @@ func (r Report) Describe(s Span) string {
 	for _, c := range s.Copies {
 		cp := r.Copies[c]
 		fmt.Fprintf(&b, " P%d pid %d (lines %d-%d)", cp.Member, cp.PID, cp.First+1, cp.Last+1)
+	}
+	return b.String()
+}
+
+// Timeline says when each copy ran, one line per copy in the order they
+// started: member, pid, first and last lines of the record and their
+// wall-clock times in milliseconds after the record's first line.
+func (r Report) Timeline(lines []Line) string {
+	if len(lines) == 0 {
+		return "empty record"
+	}
+	var b strings.Builder
+	t0 := lines[0].UnixMs
+	fmt.Fprintf(&b, "copies (ms after %s UTC):", time.UnixMilli(t0).UTC().Format("15:04:05.000"))
+	for _, c := range r.Copies {
+		fmt.Fprintf(&b, "\n  P%d pid %d: lines %d-%d, %d-%d ms", c.Member, c.PID, c.First+1, c.Last+1,
+			lines[c.First].UnixMs-t0, lines[c.Last].UnixMs-t0)
 	}
 	return b.String()
 }

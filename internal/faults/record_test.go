@@ -1,8 +1,11 @@
 package faults
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // record builds a record from "member pid seq ms" lines.
@@ -70,11 +73,9 @@ func TestCheckHandover(t *testing.T) {
 	}
 }
 
-// TestCheckUnder: with l = 2, the first line with two copies settles the
-// run; P1's copy stops before P3's starts: lines 5-6 run one copy, 20 ms.
-// The last line, after the run was stopped (Until), is not checked.
-func TestCheckUnder(t *testing.T) {
-	lines := record(t, `1 100 0 1000
+// underRecord has one copy running at lines 5-6, two at every other line
+// from line 3.
+const underRecord = `1 100 0 1000
 1 100 1 1020
 2 200 0 1030
 1 100 2 1040
@@ -83,13 +84,52 @@ func TestCheckUnder(t *testing.T) {
 3 300 0 1100
 2 200 3 1120
 3 300 1 1140
-`)
+`
+
+// TestCheckUnder: with l = 2, the first line with two copies settles the
+// run; P1's copy stops before P3's starts: lines 5-6 run one copy, 20 ms.
+// The last line, after the run was stopped (Until), is not checked.
+func TestCheckUnder(t *testing.T) {
+	lines := record(t, underRecord)
 	rep := Check(lines, Bounds{K: 2, L: 2, Until: 8})
 	if rep.Max != 2 || rep.Min != 1 || len(rep.Over) != 0 {
 		t.Fatalf("%+v", rep)
 	}
 	if len(rep.Under) != 1 || rep.Under[0].From != 4 || rep.Under[0].To != 5 || rep.Under[0].Count != 1 || rep.Under[0].Ms != 20 {
 		t.Errorf("under l = 2: %+v", rep.Under)
+	}
+	if want := "1 copies for 2 lines (20 ms, lines 5-6): P2 pid 200 (lines 3-8)"; rep.Describe(rep.Under[0]) != want {
+		t.Errorf("Describe:\n got %s\nwant %s", rep.Describe(rep.Under[0]), want)
+	}
+}
+
+// TestExcused: the span under l of TestCheckUnder (lines 5-6, its last
+// written at 1080 ms) is explained by a fault injected at line 4 or
+// before and undone no earlier than 1080 ms minus the time allowed to
+// recover; not by one injected after its first line, nor by one undone
+// earlier, nor by one never undone.
+func TestExcused(t *testing.T) {
+	lines := record(t, underRecord)
+	under := Check(lines, Bounds{K: 2, L: 2, Until: 8}).Under
+	if len(under) != 1 {
+		t.Fatalf("under: %+v", under)
+	}
+	ms := func(ms int64) time.Time { return time.UnixMilli(ms) }
+	for _, c := range []struct {
+		name string
+		in   Injected
+		ok   bool
+	}{
+		{"undone within the time to recover", Injected{From: 3, At: ms(1035), Undone: ms(1050)}, true},
+		{"undone after the span", Injected{From: 0, At: ms(990), Undone: ms(1100)}, true},
+		{"injected after the span began", Injected{From: 5, At: ms(1070), Undone: ms(1075)}, false},
+		{"undone too early", Injected{From: 3, At: ms(1035), Undone: ms(1040)}, false},
+		{"never undone", Injected{From: 3, At: ms(1035)}, false},
+	} {
+		ex, not := Excused(lines, under, []Injected{c.in}, 30*time.Millisecond)
+		if c.ok && (len(ex) != 1 || len(not) != 0) || !c.ok && (len(ex) != 0 || len(not) != 1) {
+			t.Errorf("%s: excused %v, not %v", c.name, ex, not)
+		}
 	}
 }
 
@@ -105,5 +145,45 @@ func TestReadRecordRefuses(t *testing.T) {
 	lines, err := ReadRecord(strings.NewReader("1 100 0 5\n1 100 1"))
 	if err != nil || len(lines) != 1 {
 		t.Errorf("torn last line: %v %v", lines, err)
+	}
+}
+
+// TestSilences: the pairs a log says voted against or declared crashed
+// before a time, and among them those no fault was meant to cause: a long pause, cut or
+// kill of the deaf member or of the silent one explains a silence, a short
+// one not, nor a partial loss or a delay of any length.
+func TestSilences(t *testing.T) {
+	c := &Cluster{cfg: Config{Dir: t.TempDir(), N: 4}}
+	logs := []string{
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes=[2]
+time=2026-11-27T16:48:12.716Z level=WARN msg="peer declared crashed: refusing it from now on" node=1 peer=3
+time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=1 votes="[2 4]"
+`,
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is declared crashed once a majority of the members vote so" node=2 votes="[1 3]"
+`,
+		`time=2026-11-27T16:48:12.716Z level=WARN msg="peer declared crashed" node=3 peer=2 silent_for_more_than=1s
+`,
+		`time=2026-11-27T16:48:20.001Z level=WARN msg="peer declared crashed" node=4 peer=3 silent_for_more_than=1s
+`,
+	}
+	for i, l := range logs {
+		if err := os.WriteFile(c.Log(i+1), []byte(l), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := c.Silences(time.Date(2026, 11, 27, 16, 48, 20, 0, time.UTC)) // P4's declaration is after
+	want := []Silence{{1, 2}, {1, 4}, {2, 1}, {2, 3}, {3, 2}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Silences: %v, want %v", got, want)
+	}
+	faults := []Injected{
+		{Fault: Fault{Kind: Pause, For: 2 * time.Second}, Members: []int{1}},
+		{Fault: Fault{Kind: Isolate, For: 200 * time.Millisecond}, Members: []int{2}},
+		{Fault: Fault{Kind: Kill, Down: true}, Members: []int{4}},
+		{Fault: Fault{Kind: Loss, Pct: 30, For: 2 * time.Second}, Members: []int{3}},
+		{Fault: Fault{Kind: Delay, Delay: time.Second, For: 2 * time.Second}, Members: []int{3}},
+	}
+	if u := unmeant(got, faults, time.Second); !slices.Equal(u, []Silence{{2, 3}, {3, 2}}) {
+		t.Errorf("unmeant: %v, want [{2 3} {3 2}]", u)
 	}
 }

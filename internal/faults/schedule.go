@@ -98,14 +98,50 @@ func (f Fault) String() string {
 // which line of the record to which.
 type Injected struct {
 	Fault
-	Members    []int
-	At         time.Time
+	Members []int
+	// At is when it began, Undone when undoing it ended: on a loaded
+	// machine the rules of a cut take a while to set and to remove, so
+	// the fault lasts longer than For.
+	At, Undone time.Time
 	From, Upto int // record lengths when it began and when it was undone
 }
 
-// String is the fault, its members and its lines of the record.
+// String is the fault, its members, its lines of the record and how long
+// it lasted in fact.
 func (in Injected) String() string {
-	return fmt.Sprintf("%s on %v (record lines %d-%d)", in.Fault, in.Members, in.From, in.Upto)
+	return fmt.Sprintf("%s on %v (record lines %d-%d, %v in fact)", in.Fault, in.Members, in.From, in.Upto,
+		in.Undone.Sub(in.At).Round(time.Millisecond))
+}
+
+// Excused splits the spans with fewer than l copies (Report.Under) into
+// those a fault explains and the others. A fault on a holder takes its
+// copy as a crash would: its lease lapses (pause, cut, loss, delay) or it
+// is killed, and the copy runs again once the fault is undone and the
+// lease renewed, or another member's once the faulted one is declared
+// crashed. The fault-tolerant specification counts such a member among
+// the processes crashed InCS, which may leave fewer than l live ones
+// (property.FaultTolerantGlobal: the bound is S2, on exits, and the
+// recovery R closes the deficit), so copies may run below l then. A span
+// is explained by a fault when it begins at or after the line at which
+// the fault was injected and its last line was written no later than
+// within after the fault was undone.
+func Excused(lines []Line, under []Span, faults []Injected, within time.Duration) (excused, not []Span) {
+	for _, s := range under {
+		end := lines[s.To].UnixMs
+		ok := false
+		for _, in := range faults {
+			if s.From >= in.From && !in.Undone.IsZero() && end <= in.Undone.Add(within).UnixMilli() {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			excused = append(excused, s)
+		} else {
+			not = append(not, s)
+		}
+	}
+	return excused, not
 }
 
 // recordLen is the record's number of lines so far.
@@ -197,7 +233,7 @@ func (c *Cluster) Inject(ctx context.Context, f Fault) (Injected, error) {
 	case <-time.After(f.For):
 	}
 	err := undo()
-	in.Upto = c.recordLen()
+	in.Upto, in.Undone = c.recordLen(), time.Now()
 	if err != nil {
 		return in, fmt.Errorf("%s: undoing it: %w", in, err)
 	}
