@@ -10,7 +10,8 @@
 // l-mutual inclusion object (the l side) and a k-mutual exclusion object
 // (the k side); Exit is lside.Exit() then kside.Exit(), Entry is
 // kside.Entry() then lside.Entry(), the process's own state changing right
-// after the first call completes, the second never blocking.
+// after the first call completes, the second never blocking (package
+// alg/internal/compose, which gcs shares).
 //
 //   - The k side is the fault-tolerant k-mutex of Bouillaguet, Arantes and
 //     Sens (2007), Algorithm 1 (package ftraymond), unchanged: S1 and entry
