@@ -216,8 +216,13 @@ var ErrConvention = errors.New("CS method invocation convention violated")
 
 // CheckCall returns nil when op may be invoked on m now, and otherwise an
 // error wrapping ErrConvention that says why. Every machine's Entry and Exit
-// start with it.
-func CheckCall(m Machine, op Op) error {
+// start with it; it reads only m's id, state and pending request, so a part
+// of a machine that keeps them may call it too.
+func CheckCall(m interface {
+	Self() ID
+	State() State
+	Pending() Op
+}, op Op) error {
 	if p := m.Pending(); p != None {
 		return fmt.Errorf("%w: P%d called %s while its %s request is still pending", ErrConvention, m.Self(), op, p)
 	}

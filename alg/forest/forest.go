@@ -71,6 +71,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/critsec/critsec/alg/internal/variant"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -78,22 +79,14 @@ import (
 const Name = "forest"
 
 // Variant selects the published algorithm or the corrected one.
-type Variant uint8
+type Variant = variant.Variant
 
 const (
 	// Fixed is section 2 with stale INFORM messages dropped (the default).
-	Fixed Variant = iota
+	Fixed = variant.Fixed
 	// Paper is section 2 as published.
-	Paper
+	Paper = variant.Paper
 )
-
-// String returns "fixed" or "paper".
-func (v Variant) String() string {
-	if v == Paper {
-		return "paper"
-	}
-	return "fixed"
-}
 
 // Choice is the heuristic of Entry_CS that chooses the token to request
 // (section 3, "Heuristics for choosing a token").

@@ -10,7 +10,8 @@
 // l-mutual inclusion object (the l side) and a k-mutual exclusion object
 // (the k side); Exit is lside.Exit() then kside.Exit(), Entry is
 // kside.Entry() then lside.Entry(), the process's own state changing right
-// after the first call completes, the second never blocking.
+// after the first call completes, the second never blocking (package
+// alg/internal/compose, which gcs shares).
 //
 //   - The k side is the fault-tolerant k-mutex of Bouillaguet, Arantes and
 //     Sens (2007), Algorithm 1 (package ftraymond), unchanged: S1 and entry
@@ -46,6 +47,7 @@ import (
 	"fmt"
 
 	"github.com/critsec/critsec/alg/ftraymond"
+	"github.com/critsec/critsec/alg/internal/compose"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -54,8 +56,8 @@ const Name = "ftgcs"
 
 // Tags of the two sides' messages: those of (l,k)-GCS.
 const (
-	LsideTag = "lmin"
-	KsideTag = "kmex"
+	LsideTag = compose.LTag
+	KsideTag = compose.KTag
 )
 
 // The designs of the l side (option lside).
@@ -70,28 +72,19 @@ const (
 	ComplementFixed = "complement-fixed"
 )
 
-// phase is the statement of Algorithm 3 a request is at.
-type phase uint8
+// config is the composition as ftgcs makes it (package compose): an Exit
+// waits for the initialization, and the l side learns the k side's known
+// crashes after every input.
+var config = &compose.Config{Name: Name, LName: "lside", KName: "kside", Init: true, KFirst: true, Sync: passCrashes}
 
-const (
-	idle     phase = iota
-	exitInit       // Exit: waiting for the initialization
-	exitL          // Exit: lside.Exit() in progress
-	exitK          // Exit: kside.Exit() in progress (state is OutCS)
-	entryK         // Entry: kside.Entry() in progress
-	entryL         // Entry: lside.Entry() in progress (state is InCS)
-)
-
-// Machine is process P_i's part of ftgcs.
+// Machine is process P_i's part of ftgcs: the composition of Algorithm 3
+// of (l,k)-GCS with the sides above.
 type Machine struct {
-	i     cs.ID
-	state cs.State
-	phase phase
-	kside *ftraymond.Machine
-	// lside is an *Inclusion, or, for the dropped designs, cs.Co(dropped):
-	// the complement of an Algorithm 1 machine, whose initialization the
-	// machine reads (cs.Co does not pass cs.Initializing on).
-	lside   cs.Machine
+	compose.Sides
+	// dropped is set for the dropped designs, whose l side is
+	// cs.Co(dropped): the complement of an Algorithm 1 machine, whose
+	// initialization the machine reads (cs.Co does not pass
+	// cs.Initializing on).
 	dropped *ftraymond.Machine
 }
 
@@ -100,12 +93,7 @@ type gated struct{ *Machine }
 
 // Validate checks p: 0 <= l < k <= n and between l and k processes InCS
 // initially (Definition 2 of the global paper).
-func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
-		return err
-	}
-	return p.CheckInitial(p.L, p.K)
-}
+func Validate(p cs.Params) error { return compose.Validate(p) }
 
 // New returns the machines of processes 1..n, in order, with the l side
 // named by design (Locks, Complement or ComplementFixed).
@@ -142,37 +130,25 @@ func New(p cs.Params, design string) ([]cs.Machine, error) {
 	}
 	ms := make([]cs.Machine, p.N)
 	for i := range ms {
-		id := cs.ID(i + 1)
-		m := &Machine{i: id, kside: ks[i].(*ftraymond.Machine), state: ks[i].State()}
+		id, state := cs.ID(i+1), ks[i].State()
+		m := &Machine{}
+		var lside cs.Machine
 		if ls == nil {
-			m.lside = newInclusion(id, p.N, p.L, m.state)
-			ms[i] = gated{m}
-			continue
+			lside = newInclusion(id, p.N, p.L, state)
+		} else {
+			m.dropped = ls[i].(*ftraymond.Machine)
+			lside = cs.Co(m.dropped)
 		}
-		m.dropped = ls[i].(*ftraymond.Machine)
-		m.lside = cs.Co(m.dropped)
-		ms[i] = m
+		if m.Sides, err = compose.New(config, id, state, lside, ks[i]); err != nil {
+			return nil, err
+		}
+		if ls == nil {
+			ms[i] = gated{m}
+		} else {
+			ms[i] = m
+		}
 	}
 	return ms, nil
-}
-
-// Self is P_i.
-func (m *Machine) Self() cs.ID { return m.i }
-
-// State is the process's state.
-func (m *Machine) State() cs.State { return m.state }
-
-// Pending is the request in progress, including the non-blocking second
-// call of each method, so a new request waits until both sides are idle
-// (as in (l,k)-GCS, docs/global-lk-cs.md).
-func (m *Machine) Pending() cs.Op {
-	switch m.phase {
-	case exitInit, exitL, exitK:
-		return cs.Exit
-	case entryK, entryL:
-		return cs.Entry
-	}
-	return cs.None
 }
 
 // Initialized reports whether the initialization is over (cs.Initializing):
@@ -182,164 +158,68 @@ func (m *Machine) Initialized() bool {
 	if m.dropped != nil && !m.dropped.Initialized() {
 		return false
 	}
-	return m.kside.Initialized()
+	return m.kside().Initialized()
 }
 
-func (m *Machine) lenv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LsideTag} }
-func (m *Machine) kenv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: KsideTag} }
+// kside is the k side, an Algorithm 1 machine.
+func (m *Machine) kside() *ftraymond.Machine { return m.K().(*ftraymond.Machine) }
 
-// Exit is Exit() of Algorithm 3: lside.Exit(), then kside.Exit(); before
-// the initialization is over it starts it and waits.
-func (m *Machine) Exit(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Exit); err != nil {
-		return err
-	}
-	m.kside.Start(m.kenv(env))
-	m.phase = exitInit
-	return m.advance(env)
-}
-
-// Entry is Entry() of Algorithm 3: kside.Entry(), then lside.Entry().
-func (m *Machine) Entry(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Entry); err != nil {
-		return err
-	}
-	if err := m.kside.Entry(m.kenv(env)); err != nil {
-		return fmt.Errorf("ftgcs: P%d: kside.Entry: %w", m.i, err)
-	}
-	m.phase = entryK
-	return m.advance(env)
-}
-
-// advance passes the k side's known crashes to the l side, re-tests the
-// call the request waits on and, when it has completed, performs the next
-// statement of Algorithm 3.
-func (m *Machine) advance(env cs.Env) error {
-	if inc, ok := m.lside.(*Inclusion); ok {
-		for j := cs.ID(1); j <= cs.ID(inc.n); j++ {
-			if m.kside.HasCrashed(j) {
-				inc.Crash(m.lenv(env), j)
-			}
-		}
-	}
-	for {
-		switch {
-		case m.phase == exitInit && m.kside.Initialized():
-			if err := m.lside.Exit(m.lenv(env)); err != nil {
-				return fmt.Errorf("ftgcs: P%d: lside.Exit: %w", m.i, err)
-			}
-			m.phase = exitL
-		case m.phase == exitL && cs.Settled(m.lside, cs.OutCS):
-			m.state = cs.OutCS
-			env.Changed(cs.OutCS)
-			if err := m.kside.Exit(m.kenv(env)); err != nil {
-				return fmt.Errorf("ftgcs: P%d: kside.Exit: %w", m.i, err)
-			}
-			m.phase = exitK
-		case m.phase == exitK && cs.Settled(m.kside, cs.OutCS):
-			m.phase = idle
-		case m.phase == entryK && cs.Settled(m.kside, cs.InCS):
-			m.state = cs.InCS
-			env.Changed(cs.InCS)
-			if err := m.lside.Entry(m.lenv(env)); err != nil {
-				return fmt.Errorf("ftgcs: P%d: lside.Entry: %w", m.i, err)
-			}
-			m.phase = entryL
-		case m.phase == entryL && cs.Settled(m.lside, cs.InCS):
-			m.phase = idle
-		default:
-			return nil
-		}
-	}
-}
-
-// Receive routes a side's message by its tag, then re-tests the wait.
-func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
-	t, ok := msg.(cs.Tagged)
+// passCrashes passes the k side's known crashes (crashed_i of Algorithm
+// 1) to the l side when it is an Inclusion (config.Sync).
+func passCrashes(env cs.Env, lside, kside cs.Machine) {
+	inc, ok := lside.(*Inclusion)
 	if !ok {
-		return cs.Unexpected(m.i, from, msg)
+		return
 	}
-	var err error
-	switch t.Tag {
-	case LsideTag:
-		err = m.lside.Receive(m.lenv(env), from, t.Msg)
-	case KsideTag:
-		err = m.kside.Receive(m.kenv(env), from, t.Msg)
-	default:
-		return cs.Unexpected(m.i, from, msg)
+	k := kside.(*ftraymond.Machine)
+	for j := cs.ID(1); j <= cs.ID(inc.n); j++ {
+		if k.HasCrashed(j) {
+			inc.Crash(env, j)
+		}
 	}
-	if err != nil {
-		return err
-	}
-	return m.advance(env)
 }
 
 // Suspect passes the detector's output to the k side (Algorithm 1, lines
 // 43-45), and to the l side too in the dropped designs, which run their
 // own Algorithm 1.
 func (m *Machine) Suspect(env cs.Env, j cs.ID) error {
-	if err := m.kside.Suspect(m.kenv(env), j); err != nil {
-		return err
-	}
-	if d, ok := m.lside.(cs.Detecting); ok {
-		if err := d.Suspect(m.lenv(env), j); err != nil {
-			return err
-		}
-	}
-	return m.advance(env)
+	return m.detect(env, j, cs.Detecting.Suspect)
 }
 
 // Trust passes the detector's output as Suspect does.
 func (m *Machine) Trust(env cs.Env, j cs.ID) error {
-	if err := m.kside.Trust(m.kenv(env), j); err != nil {
+	return m.detect(env, j, cs.Detecting.Trust)
+}
+
+// detect makes call (Suspect or Trust) on the k side, then on the l side
+// when it takes detector input, then re-tests the wait.
+func (m *Machine) detect(env cs.Env, j cs.ID, call func(cs.Detecting, cs.Env, cs.ID) error) error {
+	if err := call(m.kside(), m.KEnv(env), j); err != nil {
 		return err
 	}
-	if d, ok := m.lside.(cs.Detecting); ok {
-		if err := d.Trust(m.lenv(env), j); err != nil {
+	if d, ok := m.L().(cs.Detecting); ok {
+		if err := call(d, m.LEnv(env), j); err != nil {
 			return err
 		}
 	}
-	return m.advance(env)
+	return m.Advance(env)
 }
 
 // Fence is the k side's token (cs.Fencing): the process is InCS exactly
 // when its k side is.
-func (m *Machine) Fence() cs.Fence { return m.kside.Fence() }
+func (m *Machine) Fence() cs.Fence { return m.kside().Fence() }
 
 // Clone returns a deep copy.
 func (m *Machine) Clone() cs.Machine { return m.clone() }
 
 func (m *Machine) clone() *Machine {
-	c := *m
-	c.kside = m.kside.Clone().(*ftraymond.Machine)
-	if m.dropped != nil {
-		c.dropped = m.dropped.Clone().(*ftraymond.Machine)
-		c.lside = cs.Co(c.dropped)
-	} else {
-		c.lside = m.lside.Clone()
+	if m.dropped == nil {
+		return &Machine{Sides: m.Copy()}
 	}
-	return &c
+	c := &Machine{dropped: m.dropped.Clone().(*ftraymond.Machine)}
+	c.Sides = m.With(cs.Co(c.dropped), m.K().Clone())
+	return c
 }
-
-// AppendState appends the state, the request's phase and both sides'
-// states (each side's encoding is self-delimiting).
-func (m *Machine) AppendState(b []byte) []byte {
-	b = append(b, byte(m.state), byte(m.phase))
-	b = m.kside.AppendState(b)
-	return m.lside.AppendState(b)
-}
-
-// ReadState sets the machine and its two sides to the state AppendState
-// wrote (cs.Restorer).
-func (m *Machine) ReadState(r *cs.Reader) {
-	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
-	m.phase = phase(r.Phase(byte(entryL) + 1))
-	m.kside.ReadState(r)
-	cs.ReadState(r, m.lside)
-}
-
-// String names the algorithm.
-func (m *Machine) String() string { return Name }
 
 // Clone returns a deep copy that keeps the declaration.
 func (g gated) Clone() cs.Machine { return gated{g.clone()} }

@@ -13,7 +13,7 @@
 // l <= #L <= #G <= #K <= k.
 //
 // The children's messages travel in cs.Tagged envelopes with tags "lmin" and
-// "kmex". GCS uses its children only through the CS interface, so it takes
+// "kmex"; the composition is package compose, which ftgcs shares. GCS uses its children only through the CS interface, so it takes
 // them as constructors (Options): the paper's are MUTIN(l) (package mutin)
 // and Co(MUTIN(n-k)) (package kmutex), and any other l-mutual inclusion or
 // k-mutual exclusion serves. Deviations: those of the children (the
@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/critsec/critsec/alg/internal/compose"
 	"github.com/critsec/critsec/cs"
 )
 
@@ -33,28 +34,16 @@ const Name = "gcs"
 
 // Tags of the children's messages.
 const (
-	LminTag = "lmin"
-	KmexTag = "kmex"
+	LminTag = compose.LTag
+	KmexTag = compose.KTag
 )
 
-// phase is the statement of Algorithm 3 a request is at.
-type phase uint8
+// config is the composition as GCS makes it (package compose).
+var config = &compose.Config{Name: Name, LName: "lmin", KName: "kmex"}
 
-const (
-	idle      phase = iota
-	exitLmin        // Exit: lmin.Exit() in progress
-	exitKmex        // Exit: kmex.Exit() in progress (state_i is OutCS)
-	entryKmex       // Entry: kmex.Entry() in progress
-	entryLmin       // Entry: lmin.Entry() in progress (state_i is InCS)
-)
-
-// Machine is process P_i's part of (l,k)-GCS.
-type Machine struct {
-	i          cs.ID
-	state      cs.State
-	phase      phase
-	lmin, kmex cs.Machine
-}
+// Machine is process P_i's part of (l,k)-GCS: the composition of Algorithm
+// 3 with lmin as the l side and kmex as the k side.
+type Machine struct{ compose.Sides }
 
 // Options are the constructors of the children. Each is called with the
 // GCS parameters narrowed to its problem (Lmin: N, L, Quorums, Initial;
@@ -70,12 +59,7 @@ type Options struct {
 // Validate checks p for (l,k)-GCS: 0 <= l < k <= n and between l and k
 // processes are InCS initially. The children check the rest (the
 // quorums).
-func Validate(p cs.Params) error {
-	if err := p.CheckSize(); err != nil {
-		return err
-	}
-	return p.CheckInitial(p.L, p.K)
-}
+func Validate(p cs.Params) error { return compose.Validate(p) }
 
 // New returns the machines of processes 1..n, in order, with children built
 // by o. Initially GCS.state_i = lmin.state_i = kmex.state_i (section 5).
@@ -101,141 +85,21 @@ func New(p cs.Params, o Options) ([]cs.Machine, error) {
 	}
 	ms := make([]cs.Machine, p.N)
 	for i := range ms {
-		m := &Machine{i: cs.ID(i + 1), lmin: lmin[i], kmex: kmex[i]}
-		m.state = m.lmin.State()
-		ms[i] = m
+		sides, err := compose.New(config, cs.ID(i+1), lmin[i].State(), lmin[i], kmex[i])
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = &Machine{sides}
 	}
 	return ms, nil
-}
-
-// Self is P_i.
-func (m *Machine) Self() cs.ID { return m.i }
-
-// State is state_i.
-func (m *Machine) State() cs.State { return m.state }
-
-// Pending is the request in progress. It includes the non-blocking second
-// call of each method, so a new request waits until both children are idle.
-func (m *Machine) Pending() cs.Op {
-	switch m.phase {
-	case exitLmin, exitKmex:
-		return cs.Exit
-	case entryKmex, entryLmin:
-		return cs.Entry
-	}
-	return cs.None
 }
 
 // Children yields lmin and kmex (cs.Composite).
 func (m *Machine) Children() iter.Seq2[string, cs.Machine] {
 	return func(yield func(string, cs.Machine) bool) {
-		_ = yield(LminTag, m.lmin) && yield(KmexTag, m.kmex)
+		_ = yield(LminTag, m.L()) && yield(KmexTag, m.K())
 	}
-}
-
-func (m *Machine) lminEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: LminTag} }
-func (m *Machine) kmexEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: KmexTag} }
-
-// Exit is Exit() of Algorithm 3: lmin.Exit() (Request), then kmex.Exit()
-// (Release).
-func (m *Machine) Exit(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Exit); err != nil {
-		return err
-	}
-	if err := m.lmin.Exit(m.lminEnv(env)); err != nil {
-		return fmt.Errorf("gcs: P%d: lmin.Exit: %w", m.i, err)
-	}
-	m.phase = exitLmin
-	return m.advance(env)
-}
-
-// Entry is Entry() of Algorithm 3: kmex.Entry() (Request), then lmin.Entry()
-// (Release).
-func (m *Machine) Entry(env cs.Env) error {
-	if err := cs.CheckCall(m, cs.Entry); err != nil {
-		return err
-	}
-	if err := m.kmex.Entry(m.kmexEnv(env)); err != nil {
-		return fmt.Errorf("gcs: P%d: kmex.Entry: %w", m.i, err)
-	}
-	m.phase = entryKmex
-	return m.advance(env)
-}
-
-// advance re-tests the child call the request waits on and, when it has
-// completed, performs the next statement of Algorithm 3.
-func (m *Machine) advance(env cs.Env) error {
-	for {
-		switch {
-		case m.phase == exitLmin && cs.Settled(m.lmin, cs.OutCS):
-			m.state = cs.OutCS
-			env.Changed(cs.OutCS)
-			if err := m.kmex.Exit(m.kmexEnv(env)); err != nil {
-				return fmt.Errorf("gcs: P%d: kmex.Exit: %w", m.i, err)
-			}
-			m.phase = exitKmex
-		case m.phase == exitKmex && cs.Settled(m.kmex, cs.OutCS):
-			m.phase = idle
-		case m.phase == entryKmex && cs.Settled(m.kmex, cs.InCS):
-			m.state = cs.InCS
-			env.Changed(cs.InCS)
-			if err := m.lmin.Entry(m.lminEnv(env)); err != nil {
-				return fmt.Errorf("gcs: P%d: lmin.Entry: %w", m.i, err)
-			}
-			m.phase = entryLmin
-		case m.phase == entryLmin && cs.Settled(m.lmin, cs.InCS):
-			m.phase = idle
-		default:
-			return nil
-		}
-	}
-}
-
-// Receive routes a child's message by its tag, then re-tests the wait.
-func (m *Machine) Receive(env cs.Env, from cs.ID, msg cs.Message) error {
-	t, ok := msg.(cs.Tagged)
-	if !ok {
-		return cs.Unexpected(m.i, from, msg)
-	}
-	var err error
-	switch t.Tag {
-	case LminTag:
-		err = m.lmin.Receive(m.lminEnv(env), from, t.Msg)
-	case KmexTag:
-		err = m.kmex.Receive(m.kmexEnv(env), from, t.Msg)
-	default:
-		return cs.Unexpected(m.i, from, msg)
-	}
-	if err != nil {
-		return err
-	}
-	return m.advance(env)
 }
 
 // Clone returns a deep copy.
-func (m *Machine) Clone() cs.Machine {
-	c := *m
-	c.lmin = m.lmin.Clone()
-	c.kmex = m.kmex.Clone()
-	return &c
-}
-
-// AppendState appends state_i, the request's phase and both children's
-// states (each child's encoding is self-delimiting).
-func (m *Machine) AppendState(b []byte) []byte {
-	b = append(b, byte(m.state), byte(m.phase))
-	b = m.lmin.AppendState(b)
-	return m.kmex.AppendState(b)
-}
-
-// ReadState sets the machine and its two objects to the state
-// AppendState wrote (cs.Restorer).
-func (m *Machine) ReadState(r *cs.Reader) {
-	m.state = cs.State(r.Phase(byte(cs.InCS) + 1))
-	m.phase = phase(r.Phase(byte(entryLmin) + 1))
-	cs.ReadState(r, m.lmin)
-	cs.ReadState(r, m.kmex)
-}
-
-// String names the algorithm.
-func (m *Machine) String() string { return Name }
+func (m *Machine) Clone() cs.Machine { return &Machine{m.Copy()} }

@@ -110,6 +110,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/critsec/critsec/alg/internal/variant"
 	"github.com/critsec/critsec/coterie"
 	"github.com/critsec/critsec/cs"
 )
@@ -118,26 +119,17 @@ import (
 // published variant is registered as Name + "-paper".
 const Name = "maekawa"
 
-// Variant selects the published algorithm or the corrected one. The zero
-// value is the corrected one, so a caller who does not choose gets the
-// variant that cannot deadlock.
-type Variant uint8
+// Variant selects the published algorithm or the corrected one (the zero
+// value).
+type Variant = variant.Variant
 
 const (
 	// Fixed also sends FAILED to a request displaced from the head of an
 	// arbiter's queue (package doc).
-	Fixed Variant = iota
+	Fixed = variant.Fixed
 	// Paper is steps 1-7 of the package doc as published; it can deadlock.
-	Paper
+	Paper = variant.Paper
 )
-
-// String returns "paper" or "fixed".
-func (v Variant) String() string {
-	if v == Fixed {
-		return "fixed"
-	}
-	return "paper"
-}
 
 // stamp is a request's Lamport timestamp (seq, id); id 0 means none.
 type stamp struct {

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/critsec/critsec/alg/internal/variant"
 	"github.com/critsec/critsec/coterie"
 	"github.com/critsec/critsec/cs"
 )
@@ -43,27 +44,18 @@ import (
 // Name is the algorithm's name in the CLI, the registry and traces.
 const Name = "mutin"
 
-// Variant selects the published algorithm or the corrected one. The zero
-// value is the corrected one, so a caller who does not choose gets the
-// variant that cannot deadlock.
-type Variant uint8
+// Variant selects the published algorithm or the corrected one (the zero
+// value).
+type Variant = variant.Variant
 
 const (
 	// Fixed forwards every Release that arrives while a Query is
 	// outstanding: responseAgainTo_i is cleared only by Acquire.
-	Fixed Variant = iota
+	Fixed = variant.Fixed
 	// Paper is Algorithms 1-2 exactly as published: a process sends at most
 	// one Response2 per Query (responseAgainTo_i := nil after sending it).
-	Paper
+	Paper = variant.Paper
 )
-
-// String returns "paper" or "fixed".
-func (v Variant) String() string {
-	if v == Fixed {
-		return "fixed"
-	}
-	return "paper"
-}
 
 // MxTag is the tag of mx's messages inside MUTIN's (cs.Tagged).
 const MxTag = "mx"

@@ -3,29 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/critsec/critsec/alg"
-	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/experiment"
-	"github.com/critsec/critsec/sim"
 )
 
-// ft07Flags are the flags of `critsec experiment ft07`.
+// ft07Flags are the flags of `critsec experiment ft07`: those of the crash
+// studies, the survival runs' starvation bound and algorithms.
 type ft07Flags struct {
-	out           string
-	seed          uint64
-	crash         string
-	lambda, e     float64
-	detector      string
-	detectDelay   float64
-	after, starve float64
-	algs          string
-	seeds         int
+	crashStudyFlags
+	starve float64
+	algs   string
 }
 
 func newFT07Cmd() *cobra.Command {
@@ -62,29 +54,26 @@ docs/fault-tolerance.md discusses the results.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFT07(cmd, &f) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.out, "out", "out", "directory for the CSV tables and the plot (created if missing)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run (and of a random crash schedule): equal seeds give identical tables")
-	fs.StringVar(&f.crash, "crash", "", "crash schedule of processes 1..15: NODE@TIME,... or random:COUNT:FROM:TO (drawn from --seed); default: P2..P15, one every 100 time units from t = 100")
-	fs.Float64Var(&f.lambda, "lambda", 1, "request rate, requests per time unit spent OutCS, > 0")
-	fs.Float64Var(&f.e, "E", 1, "mean time InCS, time units, >= 0")
-	fs.StringVar(&f.detector, "detector", "T", "failure-detector class given to ftraymond: P (perfect) or T (trusting)")
-	fs.Float64Var(&f.detectDelay, "detect-delay", 5, "time from a crash to its detection, time units, >= 0")
-	fs.Float64Var(&f.after, "after", 500, "how long the survival runs go on after their last crash, time units, > 0")
+	f.register(fs, crashStudyFlags{out: "out", seed: 1, seeds: 1, lambda: 1, e: 1, detector: "T", detectDelay: 5, after: 500}, crashStudyHelp{
+		out:         "directory for the CSV tables and the plot (created if missing)",
+		seed:        "seed of every run (and of a random crash schedule): equal seeds give identical tables",
+		seeds:       fmt.Sprintf("survival runs per algorithm and crash count, 1 to %d: seeds --seed, --seed+1, ... (means with 95 %% confidence intervals over them)", maxSeeds),
+		crash:       "crash schedule of processes 1..15: NODE@TIME,... or random:COUNT:FROM:TO (drawn from --seed); default: P2..P15, one every 100 time units from t = 100",
+		detector:    "failure-detector class given to ftraymond: P (perfect) or T (trusting)",
+		detectDelay: "time from a crash to its detection, time units, >= 0",
+		after:       "how long the survival runs go on after their last crash, time units, > 0",
+	})
 	fs.Float64Var(&f.starve, "starve-after", 250, "starvation bound of the survival runs, time units, > 0 (sim --starve-after)")
 	fs.StringVar(&f.algs, "algs", "", "algorithms of the survival table, comma-separated; default: every registered one")
-	fs.IntVar(&f.seeds, "seeds", 1, fmt.Sprintf("survival runs per algorithm and crash count, 1 to %d: seeds --seed, --seed+1, ... (means with 95 %% confidence intervals over them)", maxSeeds))
 	return cmd
 }
 
 // runFT07 checks the flags, runs the three parts and writes their tables
 // and the plot.
 func runFT07(cmd *cobra.Command, f *ft07Flags) error {
-	c, err := f.study()
+	c, err := prepare(&f.crashStudyFlags, f.study)
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return badInput("--out %s: %v", f.out, err)
 	}
 	w := cmd.OutOrStdout()
 	fig, err := c.Figure2()
@@ -143,42 +132,28 @@ func writeTables(w io.Writer, out string, tables []namedTable) error {
 // (experiment.DefaultFT07) with the flags' changes.
 func (f *ft07Flags) study() (experiment.FT07, error) {
 	c := experiment.DefaultFT07()
-	if strings.TrimSpace(f.out) == "" {
-		return c, badInput("--out %q names no directory", f.out)
+	if err := f.checkOut(); err != nil {
+		return c, err
 	}
-	if !(f.lambda >= 1/sim.MaxTime) || f.lambda > sim.MaxTime {
-		return c, badInput("--lambda %v is out of range: need a rate in %g..%g", f.lambda, 1/sim.MaxTime, sim.MaxTime)
+	if err := f.checkLoad(namedTime{"starve-after", f.starve}); err != nil {
+		return c, err
 	}
-	for _, t := range []struct {
-		name string
-		v    float64
-	}{{"E", f.e}, {"detect-delay", f.detectDelay}, {"after", f.after}, {"starve-after", f.starve}} {
-		if err := checkTime(t.name, t.v); err != nil {
-			return c, err
-		}
-	}
-	if f.seeds < 1 || f.seeds > maxSeeds {
-		return c, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", f.seeds, maxSeeds)
+	if err := f.checkSeeds(); err != nil {
+		return c, err
 	}
 	c.Seeds = f.seeds
 	if f.after == 0 || f.starve == 0 {
 		return c, badInput("--after and --starve-after must be > 0: the survival runs need time after the last crash to tell")
 	}
-	d, err := detector.Parse(f.detector)
+	d, err := f.parseDetector("ftraymond breaks its bounds with S (a false suspicion reads as a crash, docs/fault-tolerance.md)")
 	if err != nil {
-		return c, badInput("--detector: %v", err)
-	}
-	if d == detector.S {
-		return c, badInput("--detector S: ftraymond breaks its bounds with S (a false suspicion reads as a crash, docs/fault-tolerance.md); the study takes P or T")
+		return c, err
 	}
 	c.Seed, c.Lambda, c.E, c.Detector, c.DetectDelay, c.After, c.StarveAfter = f.seed, f.lambda, f.e, d, f.detectDelay, f.after, f.starve
 	if f.crash != "" {
-		crashes, err := parseCrashes(f.crash, c.N, f.seed)
+		crashes, err := f.parseCrashes(c.N)
 		if err != nil {
-			return c, badInput("--crash %s: %v", f.crash, err)
-		}
-		if len(crashes) == c.N {
-			return c, badInput("--crash %s crashes all %d processes: leave at least one alive", f.crash, c.N)
+			return c, err
 		}
 		c.Crashes = crashes
 		c.MaxTime = crashes[len(crashes)-1].At + 200
@@ -196,8 +171,5 @@ func (f *ft07Flags) study() (experiment.FT07, error) {
 			return c, err
 		}
 	}
-	if t := c.MaxTime + c.After; t > sim.MaxTime {
-		return c, badInput("--crash %s with --after %g runs to t = %g, beyond %g", f.crash, f.after, t, sim.MaxTime)
-	}
-	return c, nil
+	return c, f.checkEnd(c.MaxTime + c.After)
 }

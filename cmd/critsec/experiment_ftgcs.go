@@ -2,29 +2,22 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/experiment"
 	"github.com/critsec/critsec/sim"
 )
 
-// ftgcsFlags are the flags of `critsec experiment ftgcs`.
+// ftgcsFlags are the flags of `critsec experiment ftgcs`: those of the
+// crash studies, the problem of the timeline and recovery runs, and the
+// message sweep's.
 type ftgcsFlags struct {
-	out            string
-	seed           uint64
-	seeds          int
+	crashStudyFlags
 	n, l, k        int
-	crash          string
-	lambda, e      float64
-	detector       string
-	detectDelay    float64
-	after          float64
 	sweepN         string
 	sweepL, sweepK int
 	sweepCrashes   int
@@ -64,18 +57,19 @@ l, counting the crashes its detector has not reported). It writes:
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFTGCS(cmd, &f) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.out, "out", "out", "directory for the CSV tables and the plots (created if missing)")
-	fs.Uint64Var(&f.seed, "seed", d.Seed, "seed of the first run of each setting (and of its random crashes): equal seeds give identical tables")
-	fs.IntVar(&f.seeds, "seeds", d.Seeds, fmt.Sprintf("runs per setting of the message sweep and the recovery study, 1 to %d: seeds --seed, --seed+1, ...", maxSeeds))
+	f.register(fs, crashStudyFlags{out: "out", seed: d.Seed, seeds: d.Seeds, crash: fmt.Sprintf("random:%d:%g:%g", d.Random, d.From, d.To),
+		lambda: d.Lambda, e: d.E, detector: d.Detector.String(), detectDelay: d.DetectDelay, after: d.After}, crashStudyHelp{
+		out:         "directory for the CSV tables and the plots (created if missing)",
+		seed:        "seed of the first run of each setting (and of its random crashes): equal seeds give identical tables",
+		seeds:       fmt.Sprintf("runs per setting of the message sweep and the recovery study, 1 to %d: seeds --seed, --seed+1, ...", maxSeeds),
+		crash:       "crashes of the timeline and recovery runs: NODE@TIME,... (every run), or random:COUNT:FROM:TO (each run draws COUNT distinct processes crashing at times uniform in FROM..TO from its seed; the message sweep's crashes fall in FROM..TO too)",
+		detector:    "failure-detector class of every process: P (perfect) or T (trusting)",
+		detectDelay: "time from a crash to its detection (and T's time to trust), time units, >= 0",
+		after:       "how long the runs with crashes go on after the last one, time units, > 0",
+	})
 	fs.IntVar(&f.n, "n", d.N, "processes of the timeline and recovery runs, >= 2")
 	fs.IntVar(&f.l, "l", d.L, "lower bound l of the timeline and recovery runs, 0 <= l < k")
 	fs.IntVar(&f.k, "k", d.K, "upper bound k of the timeline and recovery runs, l < k <= n")
-	fs.StringVar(&f.crash, "crash", fmt.Sprintf("random:%d:%g:%g", d.Random, d.From, d.To), "crashes of the timeline and recovery runs: NODE@TIME,... (every run), or random:COUNT:FROM:TO (each run draws COUNT distinct processes crashing at times uniform in FROM..TO from its seed; the message sweep's crashes fall in FROM..TO too)")
-	fs.Float64Var(&f.lambda, "lambda", d.Lambda, "request rate, requests per time unit spent OutCS, > 0")
-	fs.Float64Var(&f.e, "E", d.E, "mean time InCS, time units, >= 0")
-	fs.StringVar(&f.detector, "detector", d.Detector.String(), "failure-detector class of every process: P (perfect) or T (trusting)")
-	fs.Float64Var(&f.detectDelay, "detect-delay", d.DetectDelay, "time from a crash to its detection (and T's time to trust), time units, >= 0")
-	fs.Float64Var(&f.after, "after", d.After, "how long the runs with crashes go on after the last one, time units, > 0")
 	fs.StringVar(&f.sweepN, "sweep-n", "5,10,15,20,25,30", "process counts of the message sweep, comma-separated, each >= --sweep-k and > --sweep-crashes")
 	fs.IntVar(&f.sweepL, "sweep-l", d.SweepL, "lower bound l of the message sweep, 0 <= sweep-l < sweep-k")
 	fs.IntVar(&f.sweepK, "sweep-k", d.SweepK, "upper bound k of the message sweep (ftraymond's k)")
@@ -87,12 +81,9 @@ l, counting the crashes its detector has not reported). It writes:
 // runFTGCS checks the flags, runs the three parts and writes their tables
 // and plots.
 func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
-	c, err := f.study()
+	c, err := prepare(&f.crashStudyFlags, f.study)
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return badInput("--out %s: %v", f.out, err)
 	}
 	w := cmd.OutOrStdout()
 	timeline, crashes, err := c.Timeline()
@@ -138,49 +129,36 @@ func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
 // with the flags' changes.
 func (f *ftgcsFlags) study() (experiment.FTGCS, error) {
 	c := experiment.DefaultFTGCS()
-	if strings.TrimSpace(f.out) == "" {
-		return c, badInput("--out %q names no directory", f.out)
+	if err := f.checkOut(); err != nil {
+		return c, err
 	}
 	switch {
 	case f.n < 2 || f.n > sim.MaxPlanN:
 		return c, badInput("--n %d is out of range: need 2 <= n <= %d", f.n, sim.MaxPlanN)
 	case f.l < 0 || f.l >= f.k || f.k > f.n:
 		return c, badInput("--l %d --k %d: need 0 <= l < k <= n = %d", f.l, f.k, f.n)
-	case f.seeds < 1 || f.seeds > maxSeeds:
-		return c, badInput("--seeds %d is out of range: need 1 <= seeds <= %d", f.seeds, maxSeeds)
-	case f.entries < 1 || f.entries > maxEntries:
-		return c, badInput("--entries %d is out of range: need 1 <= entries <= 10^9", f.entries)
-	case !(f.lambda >= 1/sim.MaxTime) || f.lambda > sim.MaxTime:
-		return c, badInput("--lambda %v is out of range: need a rate in %g..%g", f.lambda, 1/sim.MaxTime, sim.MaxTime)
 	}
-	for _, t := range []struct {
-		name string
-		v    float64
-	}{{"E", f.e}, {"detect-delay", f.detectDelay}, {"after", f.after}} {
-		if err := checkTime(t.name, t.v); err != nil {
-			return c, err
-		}
+	if err := f.checkSeeds(); err != nil {
+		return c, err
+	}
+	if f.entries < 1 || f.entries > maxEntries {
+		return c, badInput("--entries %d is out of range: need 1 <= entries <= 10^9", f.entries)
+	}
+	if err := f.checkLoad(); err != nil {
+		return c, err
 	}
 	if f.after == 0 {
 		return c, badInput("--after must be > 0: the runs need time after the last crash to recover")
 	}
-	d, err := detector.Parse(f.detector)
+	d, err := f.parseDetector("a false suspicion of S reads as a crash and breaks the upper bound (docs/ft-global-lk-cs.md, I5)")
 	if err != nil {
-		return c, badInput("--detector: %v", err)
-	}
-	if d == detector.S {
-		return c, badInput("--detector S: a false suspicion of S reads as a crash and breaks the upper bound (docs/ft-global-lk-cs.md, I5); the study takes P or T")
+		return c, err
 	}
 	c.N, c.L, c.K, c.Seed, c.Seeds, c.Entries = f.n, f.l, f.k, f.seed, f.seeds, f.entries
 	c.Lambda, c.E, c.Detector, c.DetectDelay, c.After = f.lambda, f.e, d, f.detectDelay, f.after
-	crashes, err := parseCrashes(f.crash, f.n, f.seed)
-	switch {
-	case err != nil:
-		return c, badInput("--crash %s: %v", f.crash, err)
-	case len(crashes) == 0:
-		return c, badInput("--crash is empty: the study needs crashes (NODE@TIME,... or random:COUNT:FROM:TO)")
-	case len(crashes) == f.n:
-		return c, badInput("--crash %s crashes all %d processes: leave at least one alive", f.crash, f.n)
+	crashes, err := f.parseCrashes(f.n)
+	if err != nil {
+		return c, err
 	}
 	if rest, ok := strings.CutPrefix(f.crash, "random:"); ok {
 		p := strings.Split(rest, ":") // checked by parseCrashes
@@ -190,8 +168,8 @@ func (f *ftgcsFlags) study() (experiment.FTGCS, error) {
 	} else {
 		c.Crashes, c.From, c.To = crashes, crashes[0].At, crashes[len(crashes)-1].At
 	}
-	if t := c.To + c.After; t > sim.MaxTime {
-		return c, badInput("--crash %s with --after %g runs to t = %g, beyond %g", f.crash, f.after, t, sim.MaxTime)
+	if err := f.checkEnd(c.To + c.After); err != nil {
+		return c, err
 	}
 	c.SweepL, c.SweepK, c.SweepCrashes = f.sweepL, f.sweepK, f.sweepCrashes
 	if c.SweepL < 0 || c.SweepL >= c.SweepK {

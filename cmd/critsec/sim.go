@@ -138,21 +138,34 @@ func checkTime(flag string, v float64) error {
 	return nil
 }
 
+// namedTime is the value of a time flag, named without its dashes.
+type namedTime struct {
+	name string
+	v    float64
+}
+
+// checkLoad refuses a --lambda outside 1/sim.MaxTime..sim.MaxTime (NaN
+// included), then each time flag outside 0..sim.MaxTime, in order.
+func checkLoad(lambda float64, times ...namedTime) error {
+	if !(lambda >= 1/sim.MaxTime) || lambda > sim.MaxTime {
+		return badInput("--lambda %v is out of range: need a rate in %g..%g", lambda, 1/sim.MaxTime, sim.MaxTime)
+	}
+	for _, t := range times {
+		if err := checkTime(t.name, t.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func runSim(cmd *cobra.Command, f *simFlags) error {
 	pr, err := f.problem.resolve(cmd.Flags())
 	if err != nil {
 		return err
 	}
-	if !(f.lambda >= 1/sim.MaxTime) || f.lambda > sim.MaxTime {
-		return badInput("--lambda %v is out of range: need a rate in %g..%g", f.lambda, 1/sim.MaxTime, sim.MaxTime)
-	}
-	for _, t := range []struct {
-		name string
-		v    float64
-	}{{"E", f.e}, {"Ts", f.ts}, {"Tr", f.tr}, {"Tt", f.tt}, {"max-time", f.maxTime}, {"drain-time", f.drainTime}, {"starve-after", f.starveAfter}} {
-		if err := checkTime(t.name, t.v); err != nil {
-			return err
-		}
+	if err := checkLoad(f.lambda, namedTime{"E", f.e}, namedTime{"Ts", f.ts}, namedTime{"Tr", f.tr}, namedTime{"Tt", f.tt},
+		namedTime{"max-time", f.maxTime}, namedTime{"drain-time", f.drainTime}, namedTime{"starve-after", f.starveAfter}); err != nil {
+		return err
 	}
 	csDist, err := sim.ParseDist(f.csDist)
 	if err != nil {
