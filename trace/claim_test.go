@@ -28,11 +28,7 @@ const (
 // after it had waited the bound; each of these missing refutes it, saying
 // which.
 func TestStarvationClaim(t *testing.T) {
-	for _, c := range []struct {
-		name, trace string
-		want        trace.Confirmation
-		note        string
-	}{
+	checkClaims(t, trace.KindStarvation, []claimCase{
 		{"confirmed", starvedHead + starvedBody + starvedVerdict, trace.Confirmed,
 			"P1's entry request, made at t=1, is still pending at the end of the trace (t=13), 12 time units later, at least the bound 10, while the others went on changing state until t=12"},
 		{"entry added for P1", starvedHead + starvedBody + `{"t":12.5,"ev":"state","node":1,"state":"InCS"}` + "\n" + starvedVerdict, trace.NotConfirmed,
@@ -51,10 +47,23 @@ func TestStarvationClaim(t *testing.T) {
 			"breaks another rule (convention) first, at line 9"},
 		{"the header's claim", strings.Replace(starvedHead, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"starvation","who":1,"since":1,"bound":4}`, 1) + starvedBody, trace.Confirmed,
 			"still pending at the end of the trace (t=12), 11 time units later, at least the bound 4"},
-	} {
+	})
+}
+
+// claimCase is a trace whose claim trace check answers want, saying note.
+type claimCase struct {
+	name, trace string
+	want        trace.Confirmation
+	note        string
+}
+
+// checkClaims checks each case's trace, which claims a violation of kind.
+func checkClaims(t *testing.T, kind string, cases []claimCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep := check(t, c.trace)
-			if rep.Claim == nil || rep.Claim.Kind != trace.KindStarvation || rep.Confirmation != c.want || !strings.Contains(rep.ClaimNote, c.note) {
+			if rep.Claim == nil || rep.Claim.Kind != kind || rep.Confirmation != c.want || !strings.Contains(rep.ClaimNote, c.note) {
 				t.Fatalf("claim %+v: %s: %s; want %s: %s", rep.Claim, rep.Confirmation, rep.ClaimNote, c.want, c.note)
 			}
 		})
@@ -83,11 +92,7 @@ const (
 // the trace ends at least the bound later, and requests are pending;
 // each of these missing refutes it, saying which.
 func TestLivelockClaim(t *testing.T) {
-	for _, c := range []struct {
-		name, trace string
-		want        trace.Confirmation
-		note        string
-	}{
+	checkClaims(t, trace.KindLivelock, []claimCase{
 		{"confirmed", livelockHead + livelockBody + livelockVerdict, trace.Confirmed,
 			"no state change from t=2 to the end of the trace at t=12, 10 time units, at least the bound 10, while 3 messages were received; pending at the end: P1 entry"},
 		{"a later state change", livelockHead + livelockBody + `{"t":10,"ev":"request","node":2,"op":"exit"}` + "\n" + `{"t":10,"ev":"state","node":2,"state":"OutCS"}` + "\n" + livelockVerdict, trace.NotConfirmed,
@@ -98,14 +103,7 @@ func TestLivelockClaim(t *testing.T) {
 			"no message was received after the last state change"},
 		{"nothing pending", livelockHead + livelockBody + `{"t":10,"ev":"crash","node":1}` + "\n" + livelockVerdict, trace.NotConfirmed,
 			"no live process waits in a request at the end"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep := check(t, c.trace)
-			if rep.Claim == nil || rep.Claim.Kind != trace.KindLivelock || rep.Confirmation != c.want || !strings.Contains(rep.ClaimNote, c.note) {
-				t.Fatalf("claim %+v: %s: %s; want %s: %s", rep.Claim, rep.Confirmation, rep.ClaimNote, c.want, c.note)
-			}
-		})
-	}
+	})
 }
 
 // TestTimedVerdictWritten: the Writer puts a starvation's who, since and
