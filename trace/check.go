@@ -61,7 +61,8 @@ const (
 	// Confirmed: the trace shows the claimed violation.
 	Confirmed
 	// NotConfirmed: the trace does not show it (it shows another
-	// violation, or none, or its end is not a deadlock).
+	// violation, or none, or its end is not a deadlock, or not the
+	// starvation or livelock the claim states in numbers).
 	NotConfirmed
 	// CannotConfirm: nothing in the trace contradicts the claim, but a
 	// trace alone cannot show it (a deadlock decided by searching the

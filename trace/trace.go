@@ -131,7 +131,8 @@ const (
 	KindFencing = "fencing"
 	// KindStarvation: the simulator's verdict that process Who's request,
 	// made at Since, was still pending Bound or more later, at the end,
-	// while other processes entered the CS after it (sim.KindStarvation).
+	// while other processes changed state after it had waited Bound
+	// (sim.KindStarvation).
 	KindStarvation = "starvation"
 	// KindLivelock: the simulator's verdict that requests are pending at
 	// the end and messages were delivered with no state change from Since
@@ -213,7 +214,7 @@ func (c *Claim) UnmarshalJSON(b []byte) error {
 // claimOf checks a claim as read: a known kind, and "who", "since" and
 // "bound" where the kind requires them, a bound > 0. The error names the
 // field (after prefix) and, for a missing one, what requires it: of, the
-// claim ("verdict event"), and its kind.
+// claim ("a verdict"), and its kind.
 func claimOf(j claimJSON, of, prefix string) (Claim, *fieldError) {
 	if !slices.Contains(claimKinds, j.Kind) {
 		return Claim{}, &fieldError{Field: prefix + "kind", Want: kindsWant, Got: strconv.Quote(j.Kind)}
@@ -506,7 +507,8 @@ type Event struct {
 	Fence *Fence `json:"fence,omitempty"`
 }
 
-// Claim is the claim of a verdict event.
+// Claim returns the claim of a verdict event: its kind and detail, with
+// who, since and bound for the kinds that have them.
 func (ev Event) Claim() Claim {
 	c := Claim{Kind: ev.Kind, Detail: ev.Detail}
 	since, who := timed(ev.Kind)
