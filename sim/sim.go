@@ -90,11 +90,11 @@ const (
 	// KindStarvation: at the end of the run, a request has been pending
 	// for longer than the starvation bound (Result.StarveBound), and other
 	// processes completed requests after it passed the bound.
-	KindStarvation = "starvation"
+	KindStarvation = trace.KindStarvation
 	// KindLivelock: at the end of the run, requests are pending and no
 	// process has changed state for longer than the starvation bound, yet
 	// messages were delivered all that time.
-	KindLivelock = "livelock"
+	KindLivelock = trace.KindLivelock
 )
 
 // Why a run stopped (Result.Stop).
@@ -226,6 +226,14 @@ type Violation struct {
 	Event string
 	// Detail is one line saying what failed.
 	Detail string
+	// Who, Since and Bound state a starvation or a livelock in numbers,
+	// as the trace's verdict carries them (trace.Claim): for a
+	// starvation, the starved process, the time of its request and the
+	// starvation bound; for a livelock, the time of the last state change
+	// and the time without one that made it a livelock (Who is 0). They
+	// are zero for the other kinds.
+	Who          cs.ID
+	Since, Bound float64
 	// InCS lists the live processes InCS at that moment, in id order.
 	InCS []cs.ID
 }
@@ -339,10 +347,10 @@ func Run(cfg Config) (*Result, error) {
 	e := newEngine(&cfg)
 	e.loop()
 	e.verdicts()
-	if v := e.res.Violation; v != nil && e.tw != nil && claimable(v.Kind) {
+	if v := e.res.Violation; v != nil && e.tw != nil {
 		// The header went out before the run: the trace ends with what it
 		// demonstrates, for trace check to confirm.
-		e.tw.Verdict(e.now, trace.Claim{Kind: v.Kind, Detail: v.Detail})
+		e.tw.Verdict(e.now, trace.Claim{Kind: v.Kind, Detail: v.Detail, Who: v.Who, Since: v.Since, Bound: v.Bound})
 	}
 	return e.finish(), nil
 }

@@ -28,18 +28,6 @@ const (
 // before it, and at least this many.
 const MinDrainEvents = 10_000_000
 
-// claimable reports whether the trace format can claim a violation of this
-// kind (trace.Claim). Starvation and livelock are observations of a
-// bounded run, not demonstrations a trace checker can confirm, so their
-// traces end without a verdict.
-func claimable(kind string) bool {
-	switch kind {
-	case KindBounds, KindDeadlock, KindConvention, KindError:
-		return true
-	}
-	return false
-}
-
 // starveBound is Config.StarveAfter, or the bound derived from the waiting
 // times completed so far.
 func (e *engine) starveBound() float64 {
@@ -132,6 +120,8 @@ func (e *engine) starved() bool {
 	}
 	e.fail(KindStarvation, fmt.Sprintf("P%d's %s request, made at t=%.6g, was still pending %.6g time units later (at t=%.6g), longer than the starvation bound %.6g, while the other processes completed %d CS entries, the last state change at t=%.6g%s",
 		oldest, nd.pending, nd.reqTime, end-nd.reqTime, end, b, entries-nd.reqEntries, last, also))
+	v := e.res.Violation
+	v.Who, v.Since, v.Bound = cs.ID(oldest), nd.reqTime, b
 	return true
 }
 
@@ -142,15 +132,15 @@ func (e *engine) starved() bool {
 // end: events that change nothing (the Entry timers a drain leaves) can
 // come long after the messages stopped, which is no livelock.
 func (e *engine) livelocked() bool {
-	quiet := e.now - e.lastState
-	limit := e.starve
+	end, limit := e.now, e.starve
 	if e.cutQuiet > 0 {
 		limit = e.cutQuiet
 	} else {
-		quiet = e.lastDeliver - e.lastState
+		end = e.lastDeliver
 	}
 	delivered := e.res.Delivered - e.delivered
-	if quiet < limit || delivered == 0 {
+	// lastState + limit <= end, as trace check confirms it.
+	if e.lastState+limit > end || delivered == 0 {
 		return false
 	}
 	blocked := e.exitsBlocked()
@@ -160,7 +150,9 @@ func (e *engine) livelocked() bool {
 	}
 	nd := &e.nodes[oldest]
 	e.fail(KindLivelock, fmt.Sprintf("no state change for %.6g time units (since t=%.6g) while %d messages were delivered and %d requests are pending, the oldest P%d's %s request made at t=%.6g",
-		quiet, e.lastState, delivered, count, oldest, nd.pending, nd.reqTime))
+		end-e.lastState, e.lastState, delivered, count, oldest, nd.pending, nd.reqTime))
+	v := e.res.Violation
+	v.Since, v.Bound = e.lastState, limit
 	return true
 }
 

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/critsec/critsec/alg"
+	"github.com/critsec/critsec/cs"
 	"github.com/critsec/critsec/detector"
 	"github.com/critsec/critsec/sim"
+	"github.com/critsec/critsec/trace"
 )
 
 // build returns a configuration of registered algorithm name on n
@@ -88,9 +90,8 @@ func TestDrainEventLimit(t *testing.T) {
 // verdict.
 func TestStarvation(t *testing.T) {
 	forest := func(after float64) *sim.Result {
-		cfg := build(t, "forest", "", 15, 0, 5)
-		cfg.MaxTime, cfg.StarveAfter = 600, after
-		cfg.Crashes, cfg.Detector, cfg.DetectDelay = []sim.Crash{{At: 100, Node: 2}}, detector.T, 5
+		cfg := forestCrash(t, 600)
+		cfg.StarveAfter = after
 		res, err := sim.Run(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -111,6 +112,74 @@ func TestStarvation(t *testing.T) {
 	if res := forest(600); res.Violation != nil || res.StarveBound != 600 {
 		t.Fatalf("bound 600: %v, bound %g", res.Violation, res.StarveBound)
 	}
+}
+
+// forestCrash is forest on 15 processes with k = 5, P2 crashing at t = 100
+// and the workload stopping at maxTime, without a drain: P7's request,
+// made at t = 97.7, is never granted (TestStarvation).
+func forestCrash(t *testing.T, maxTime float64) sim.Config {
+	cfg := build(t, "forest", "", 15, 0, 5)
+	cfg.MaxTime = maxTime
+	cfg.Crashes, cfg.Detector, cfg.DetectDelay = []sim.Crash{{At: 100, Node: 2}}, detector.T, 5
+	return cfg
+}
+
+// TestStarvationTrace: the trace of a starved run ends with the verdict,
+// the starved process, its request's time and the bound in numbers, and
+// trace check confirms it; with an entry of the starved process added,
+// trace check refutes it.
+func TestStarvationTrace(t *testing.T) {
+	res, b := traced(t, forestCrash(t, 300))
+	v := res.Violation
+	if v == nil || v.Kind != sim.KindStarvation || v.Who != 7 || v.Since != 97.71181640629362 || v.Bound != 200 {
+		t.Fatalf("violation %+v, want P7's request at t=97.7 starved, bound 200", v)
+	}
+	rep := checkTrace(t, b)
+	if c := rep.Claim; c == nil || *c != (trace.Claim{Kind: v.Kind, Detail: v.Detail, Who: 7, Since: v.Since, Bound: 200}) || rep.Confirmation != trace.Confirmed {
+		t.Fatalf("trace check: claim %+v %s: %s", c, rep.Confirmation, rep.ClaimNote)
+	}
+	rep = checkTampered(t, b, `{"t":299.9,"ev":"state","node":7,"state":"InCS"}`)
+	if rep.Confirmation != trace.NotConfirmed || !strings.Contains(rep.ClaimNote, "P7 has no request pending at the end") {
+		t.Fatalf("P7 entered, yet trace check says %s: %s", rep.Confirmation, rep.ClaimNote)
+	}
+}
+
+// TestLivelockTrace: the trace of a livelocked run ends with the verdict,
+// the last state change's time and the bound in numbers, and trace check
+// confirms it; with a state change added after it, trace check refutes it.
+func TestLivelockTrace(t *testing.T) {
+	cfg := lkcsCrash(t)
+	var initial []cs.ID // LKCS's leaders, InCS from the start (l = 1)
+	for i, m := range cfg.Machines {
+		if m.State() == cs.InCS {
+			initial = append(initial, cs.ID(i+1))
+		}
+	}
+	res, b := tracedWith(t, cfg, trace.Header{Alg: "lkcs", Initial: initial})
+	v := res.Violation
+	if v == nil || v.Kind != sim.KindLivelock || v.Who != 0 || v.Since != 98.0158604289664 || v.Bound != 200 {
+		t.Fatalf("violation %+v, want a livelock since t=98.0, bound 200", v)
+	}
+	rep := checkTrace(t, b)
+	if c := rep.Claim; c == nil || *c != (trace.Claim{Kind: v.Kind, Detail: v.Detail, Since: v.Since, Bound: 200}) || rep.Confirmation != trace.Confirmed {
+		t.Fatalf("trace check: claim %+v %s: %s", c, rep.Confirmation, rep.ClaimNote)
+	}
+	rep = checkTampered(t, b, `{"t":349.5,"ev":"state","node":11,"state":"InCS"}`)
+	if rep.Confirmation != trace.NotConfirmed || !strings.Contains(rep.ClaimNote, "P11 changed state at t=349.5, after the claimed last state change") {
+		t.Fatalf("P11 entered, yet trace check says %s: %s", rep.Confirmation, rep.ClaimNote)
+	}
+}
+
+// checkTampered checks the trace b with line inserted before its last line
+// (the verdict), and fails on a violation.
+func checkTampered(t *testing.T, b []byte, line string) *trace.Report {
+	t.Helper()
+	s := strings.TrimSuffix(string(b), "\n")
+	i := strings.LastIndexByte(s, '\n')
+	if !strings.Contains(s[i:], `"ev":"verdict"`) {
+		t.Fatalf("the trace ends with %s, not a verdict", s[i+1:])
+	}
+	return checkTrace(t, []byte(s[:i+1]+line+s[i:]+"\n"))
 }
 
 // TestStarvationWithoutCrash: LKCS on random:60:0.15:7 with (0, 3) starves

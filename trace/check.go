@@ -61,7 +61,8 @@ const (
 	// Confirmed: the trace shows the claimed violation.
 	Confirmed
 	// NotConfirmed: the trace does not show it (it shows another
-	// violation, or none, or its end is not a deadlock).
+	// violation, or none, or its end is not a deadlock, or not the
+	// starvation or livelock the claim states in numbers).
 	NotConfirmed
 	// CannotConfirm: nothing in the trace contradicts the claim, but a
 	// trace alone cannot show it (a deadlock decided by searching the
@@ -198,7 +199,8 @@ func (c *checker) claimAfter(tr *Reader) (*Report, error) {
 		}
 		c.rep.Events++
 		if ev.Ev == EvVerdict {
-			c.rep.Claim = &Claim{Kind: ev.Kind, Detail: ev.Detail}
+			cl := ev.Claim()
+			c.rep.Claim = &cl
 		}
 	}
 	return c.done(), nil
@@ -224,13 +226,20 @@ type checker struct {
 	state   []cs.State
 	pending []cs.Op
 	crashed []bool
-	prop    *property.Tracker
-	inCS    int // live processes InCS
-	kinds   map[string]int32
-	names   []string // names[k] is the kind interned as k
-	links   map[int64]*fifo
-	bags    map[bagKey]int64
-	sent    int64 // sends not yet matched
+	// reqT[i] is the time of i's last request (for a starvation claim).
+	reqT []float64
+	// The last state event (for a starvation or livelock claim): its time
+	// and node (0: none yet), and the recvs after it.
+	stateT     float64
+	stateNode  cs.ID
+	quietRecvs int64
+	prop       *property.Tracker
+	inCS       int // live processes InCS
+	kinds      map[string]int32
+	names      []string // names[k] is the kind interned as k
+	links      map[int64]*fifo
+	bags       map[bagKey]int64
+	sent       int64 // sends not yet matched
 	// suspects holds the pairs (i, j) where i has suspected j.
 	suspects map[[2]cs.ID]bool
 	// guard is the property's exit guard (nil without one), and reports
@@ -254,6 +263,7 @@ func newChecker(h Header, p *property.Property) *checker {
 		state:   make([]cs.State, h.N+1),
 		pending: make([]cs.Op, h.N+1),
 		crashed: make([]bool, h.N+1),
+		reqT:    make([]float64, h.N+1),
 		kinds:   map[string]int32{},
 	}
 	c.rep.Entries, c.rep.Exits = make([]int64, h.N+1), make([]int64, h.N+1)
@@ -351,7 +361,8 @@ func (c *checker) step(ev Event) bool {
 			return c.fail(RuleRun, "a verdict in a trace whose header already claims one")
 		}
 		c.verdict = true
-		c.rep.Claim = &Claim{Kind: ev.Kind, Detail: ev.Detail}
+		cl := ev.Claim()
+		c.rep.Claim = &cl
 		return true
 	}
 	if !c.valid(ev.Node) {
@@ -462,6 +473,7 @@ func (c *checker) recv(ev Event) bool {
 		}
 	}
 	c.sent--
+	c.quietRecvs++
 	return true
 }
 
@@ -480,6 +492,7 @@ func (c *checker) request(ev Event) bool {
 		return c.fail(RuleConvention, fmt.Sprintf("P%d requests exit while OutCS", i))
 	}
 	c.pending[i] = op
+	c.reqT[i] = ev.T
 	return true
 }
 
@@ -494,6 +507,7 @@ func (c *checker) changed(ev Event) bool {
 	}
 	c.pending[i] = cs.None
 	c.state[i] = s
+	c.stateT, c.stateNode, c.quietRecvs = ev.T, i, 0
 	if s == cs.InCS {
 		c.inCS++
 		c.rep.Entries[i]++
@@ -596,14 +610,14 @@ func (c *checker) done() *Report {
 	}
 	c.rep.Unreceived = c.sent
 	if cl := c.rep.Claim; cl != nil {
-		c.rep.Confirmation, c.rep.ClaimNote = c.confirm(cl.Kind)
+		c.rep.Confirmation, c.rep.ClaimNote = c.confirm(cl)
 	}
 	return c.rep
 }
 
-// confirm answers a claim of a violation of kind k.
-func (c *checker) confirm(k string) (Confirmation, string) {
-	v := c.rep.Violation
+// confirm answers the claim cl.
+func (c *checker) confirm(cl *Claim) (Confirmation, string) {
+	k, v := cl.Kind, c.rep.Violation
 	switch {
 	case v != nil && (k == KindBounds && v.Rule == RuleBounds || k == KindConvention && v.Rule == RuleConvention || k == KindFencing && v.Rule == RuleFencing):
 		return Confirmed, fmt.Sprintf("line %d breaks it: %s", v.Line, v.Reason)
@@ -617,8 +631,71 @@ func (c *checker) confirm(k string) (Confirmation, string) {
 		return CannotConfirm, "no request or state change in the trace breaks the invocation convention; a machine that refuses a call or changes state silently leaves no event, so a trace alone cannot show it"
 	case k == KindError:
 		return CannotConfirm, "a trace does not record a machine's errors"
+	case k == KindStarvation:
+		return c.confirmStarvation(cl)
+	case k == KindLivelock:
+		return c.confirmLivelock(cl)
 	}
 	return c.confirmDeadlock()
+}
+
+// confirmStarvation checks a starvation claim against the trace: process
+// cl.Who made a request at cl.Since that is still pending at the end, live,
+// at least cl.Bound later, and another process changed state after
+// cl.Since + cl.Bound, so the others progressed while it waited (an exit
+// the exit guard holds is not starved: it must wait).
+func (c *checker) confirmStarvation(cl *Claim) (Confirmation, string) {
+	i := cl.Who
+	switch {
+	case !c.valid(i):
+		return NotConfirmed, fmt.Sprintf("the claim names process %d: ids run from 1 to %d", i, c.n)
+	case c.crashed[i]:
+		return NotConfirmed, fmt.Sprintf("P%d crashed: a crashed process is not starved", i)
+	case c.pending[i] == cs.None:
+		return NotConfirmed, fmt.Sprintf("P%d has no request pending at the end of the trace", i)
+	case c.reqT[i] != cl.Since:
+		return NotConfirmed, fmt.Sprintf("P%d's pending request was made at t=%g, not at t=%g as claimed", i, c.reqT[i], cl.Since)
+	case !(cl.Since+cl.Bound <= c.lastT):
+		return NotConfirmed, fmt.Sprintf("P%d's request, made at t=%g, was pending %g time units at the end of the trace (t=%g), less than the bound %g", i, cl.Since, c.lastT-cl.Since, c.lastT, cl.Bound)
+	case !(c.stateNode != 0 && c.stateT > cl.Since+cl.Bound):
+		return NotConfirmed, fmt.Sprintf("no process changed state after t=%g, when P%d's request had waited the bound: the others did not progress while it waited, which is not starvation", cl.Since+cl.Bound, i)
+	case c.pending[i] == cs.Exit && c.guard != nil && c.guard.ExitsBlocked(c):
+		return NotConfirmed, fmt.Sprintf("at the end at most l = %d processes are live: the exit guard requires P%d's exit to wait (docs/ft-global-lk-cs.md, I3)", c.guard.L(), i)
+	}
+	return Confirmed, fmt.Sprintf("P%d's %s request, made at t=%g, is still pending at the end of the trace (t=%g), %g time units later, at least the bound %g, while the others went on changing state until t=%g",
+		i, c.pending[i], cl.Since, c.lastT, c.lastT-cl.Since, cl.Bound, c.stateT)
+}
+
+// confirmLivelock checks a livelock claim against the trace: no state
+// change after cl.Since, messages received after the last one, the end of
+// the trace at least cl.Bound after cl.Since, and requests of live
+// processes pending there (but for exits the exit guard holds).
+func (c *checker) confirmLivelock(cl *Claim) (Confirmation, string) {
+	if c.stateNode != 0 && c.stateT > cl.Since {
+		return NotConfirmed, fmt.Sprintf("P%d changed state at t=%g, after the claimed last state change at t=%g", c.stateNode, c.stateT, cl.Since)
+	}
+	if c.quietRecvs == 0 {
+		return NotConfirmed, "no message was received after the last state change: the run was quiet, not livelocked"
+	}
+	if !(cl.Since+cl.Bound <= c.lastT) {
+		return NotConfirmed, fmt.Sprintf("the trace ends at t=%g, %g time units after t=%g, less than the bound %g", c.lastT, c.lastT-cl.Since, cl.Since, cl.Bound)
+	}
+	blocked := c.guard != nil && c.guard.ExitsBlocked(c)
+	var waits []string
+	for id := cs.ID(1); int(id) <= c.n; id++ {
+		if !c.crashed[id] && c.pending[id] != cs.None && !(blocked && c.pending[id] == cs.Exit) {
+			waits = append(waits, fmt.Sprintf("P%d %s", id, c.pending[id]))
+		}
+	}
+	if len(waits) == 0 {
+		return NotConfirmed, "no live process waits in a request at the end (but for exits the exit guard holds)"
+	}
+	more := ""
+	if len(waits) > 10 {
+		waits, more = waits[:10], fmt.Sprintf(" ... (%d requests)", len(waits))
+	}
+	return Confirmed, fmt.Sprintf("no state change from t=%g to the end of the trace at t=%g, %g time units, at least the bound %g, while %d messages were received; pending at the end: %s%s",
+		cl.Since, c.lastT, c.lastT-cl.Since, cl.Bound, c.quietRecvs, list(waits), more)
 }
 
 // confirmDeadlock checks the end of the trace against the model checker's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/critsec/critsec/trace"
@@ -19,6 +20,10 @@ var fuzzSeeds = []string{
 	hdr + "\n" + `{"t":1,"ev":"crash","node":3}` + "\n" + `{"t":2,"ev":"suspect","node":1,"who":3}`,
 	local + "\n" + enter(4, 1) + enter(3, 2),
 	`{"ev":"header","n":3,"l":0,"k":1,"fifo":false,"demonstrates":{"kind":"deadlock"}}` + "\n" + `{"t":1,"ev":"request","node":1,"op":"entry"}` + "\n" + `{"t":1,"ev":"send","node":1,"to":2,"msg":"Q","words":2}`,
+	starvedHead + starvedBody + starvedVerdict,
+	livelockHead + livelockBody + livelockVerdict,
+	strings.Replace(starvedHead, `"fifo":true`, `"fifo":true,"demonstrates":{"kind":"starvation","who":1,"since":1,"bound":4}`, 1) + starvedBody,
+	hdr + "\n" + `{"t":1,"ev":"verdict","node":0,"kind":"livelock","since":-0,"bound":1e-300,"who":2}`,
 	`{"ev":"header","n":2000000000,"l":0,"k":1}`,
 	`{"ev":"header","n":4611686018427387904}`,
 	hdr + "\n" + `{"t":1e400,"ev":"crash","node":1}`,

@@ -203,6 +203,8 @@ type rawEvent struct {
 	State  string   `json:"state"`
 	Kind   string   `json:"kind"`
 	Detail string   `json:"detail"`
+	Since  *float64 `json:"since"`
+	Bound  *float64 `json:"bound"`
 	Seq    uint64   `json:"seq"`
 	Fence  *Fence   `json:"fence"`
 }
@@ -213,7 +215,7 @@ var eventFields = map[string]string{
 	"t": "a finite number", "ev": "a string", "node": "a process id (an integer)",
 	"to": "a process id (an integer)", "from": "a process id (an integer)", "who": "a process id (an integer)",
 	"msg": "a string", "words": "an integer", "op": `"entry" or "exit"`, "state": `"InCS" or "OutCS"`,
-	"kind": `"bounds", "deadlock", "convention", "error" or "fencing"`, "detail": "a string",
+	"kind": kindsWant, "detail": "a string", "since": claimFields["since"], "bound": claimFields["bound"],
 	"seq":   "a sequence number (a non-negative integer)",
 	"fence": `a fencing token {"seq":7,"crashed":[2]}`, "fence.seq": "a non-negative integer",
 	"fence.crashed": "a list of process ids",
@@ -239,6 +241,7 @@ func (tr *Reader) Next() (Event, error) {
 	}
 	var id **cs.ID // the id field the kind requires, and its name
 	var idName string
+	var claim *Claim // a verdict's
 	switch r.Ev {
 	case EvSend:
 		id, idName = &r.To, "to"
@@ -259,11 +262,11 @@ func (tr *Reader) Next() (Event, error) {
 		}
 	case EvCrash:
 	case EvVerdict:
-		switch r.Kind {
-		case KindBounds, KindDeadlock, KindConvention, KindError, KindFencing:
-		default:
-			return Event{}, tr.wrap(&fieldError{Field: "kind", Want: eventFields["kind"], Got: strconv.Quote(r.Kind), Of: r.Ev + " event"})
+		c, fe := claimOf(claimJSON{Kind: r.Kind, Detail: r.Detail, Who: r.Who, Since: r.Since, Bound: r.Bound}, "a verdict", "")
+		if fe != nil {
+			return Event{}, tr.wrap(fe)
 		}
+		claim = &c
 	default:
 		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect, trust or verdict", Got: strconv.Quote(r.Ev)}
 		if r.Ev == "" {
@@ -285,8 +288,8 @@ func (tr *Reader) Next() (Event, error) {
 		return Event{}, missing("msg")
 	}
 	ev := Event{T: *r.T, Ev: r.Ev, Node: *r.Node, Words: r.Words, Op: r.Op, State: r.State, Fence: r.Fence}
-	if r.Ev == EvVerdict {
-		ev.Kind, ev.Detail = r.Kind, r.Detail
+	if claim != nil {
+		ev.Kind, ev.Detail, ev.Who, ev.Since, ev.Bound = claim.Kind, claim.Detail, claim.Who, claim.Since, claim.Bound
 	}
 	switch r.Ev {
 	case EvSend:

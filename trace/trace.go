@@ -56,8 +56,9 @@ const (
 	// EvTrust: node's failure detector stopped suspecting who.
 	EvTrust = "trust"
 	// EvVerdict ends a trace whose runtime found a violation only after
-	// the header was written (the simulator): its "kind" and "detail" are
-	// a Claim, which trace check then confirms as it does the header's
+	// the header was written (the simulator): its "kind", "detail" and,
+	// for a starvation or a livelock, "who", "since" and "bound" are a
+	// Claim, which trace check then confirms as it does the header's
 	// "demonstrates". "node" is 0; nothing may follow it.
 	EvVerdict = "verdict"
 )
@@ -128,30 +129,124 @@ const (
 	KindError = "error"
 	// KindFencing: a fencing property fails (docs/fencing.md).
 	KindFencing = "fencing"
+	// KindStarvation: the simulator's verdict that process Who's request,
+	// made at Since, was still pending Bound or more later, at the end,
+	// while other processes changed state after it had waited Bound
+	// (sim.KindStarvation).
+	KindStarvation = "starvation"
+	// KindLivelock: the simulator's verdict that requests are pending at
+	// the end and messages were delivered with no state change from Since
+	// to the end, Bound or more (sim.KindLivelock).
+	KindLivelock = "livelock"
+)
+
+// claimKinds are the kinds a claim may have, and kindsWant says so in an
+// error.
+var (
+	claimKinds = []string{KindBounds, KindDeadlock, KindConvention, KindError, KindFencing, KindStarvation, KindLivelock}
+	kindsWant  = `"bounds", "deadlock", "convention", "error", "fencing", "starvation" or "livelock"`
 )
 
 // Claim is what a trace says it demonstrates: a violation of kind Kind,
 // described by Detail (the runtime's own one-line description, optional).
+// A starvation or a livelock is a statement about time, which Who, Since
+// and Bound give for trace check to confirm; they are zero for the other
+// kinds.
 type Claim struct {
 	Kind   string `json:"kind"`
 	Detail string `json:"detail,omitempty"`
+	// Who is the starved process (KindStarvation).
+	Who cs.ID
+	// Since is the time of the starved request (KindStarvation), or of the
+	// last state change before the livelock (KindLivelock).
+	Since float64
+	// Bound is the time the request stayed pending at least
+	// (KindStarvation), or that no state change happened at least
+	// (KindLivelock): the simulator's starvation bound or drain limit.
+	Bound float64
+}
+
+// claimJSON is a claim as written: "who", "since" and "bound" only for
+// the kinds that have them (missing ones told apart from zero ones).
+type claimJSON struct {
+	Kind   string   `json:"kind"`
+	Detail string   `json:"detail,omitempty"`
+	Who    *cs.ID   `json:"who,omitempty"`
+	Since  *float64 `json:"since,omitempty"`
+	Bound  *float64 `json:"bound,omitempty"`
+}
+
+// timed reports whether a claim of kind k has "since" and "bound", and
+// whether it has "who".
+func timed(k string) (since, who bool) {
+	return k == KindStarvation || k == KindLivelock, k == KindStarvation
+}
+
+// MarshalJSON writes "kind" and "detail", then "who", "since" and
+// "bound" for the kinds that have them.
+func (c Claim) MarshalJSON() ([]byte, error) {
+	j := claimJSON{Kind: c.Kind, Detail: c.Detail}
+	since, who := timed(c.Kind)
+	if since {
+		j.Since, j.Bound = &c.Since, &c.Bound
+	}
+	if who {
+		j.Who = &c.Who
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads a claim and refuses a kind it does not know: a
 // checker that skipped it could report "ok" on a trace it did not confirm.
 func (c *Claim) UnmarshalJSON(b []byte) error {
-	type plain Claim
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
+	var j claimJSON
+	if err := json.Unmarshal(b, &j); err != nil {
 		return &fieldError{Field: "demonstrates", Want: headerFields["demonstrates"], Got: excerpt(b)}
 	}
-	switch p.Kind {
-	case KindBounds, KindDeadlock, KindConvention, KindError, KindFencing:
-	default:
-		return &fieldError{Field: "demonstrates.kind", Want: `"bounds", "deadlock", "convention", "error" or "fencing"`, Got: strconv.Quote(p.Kind)}
+	cl, fe := claimOf(j, `the claim "demonstrates"`, "demonstrates.")
+	if fe != nil {
+		return fe
 	}
-	*c = Claim(p)
+	*c = cl
 	return nil
+}
+
+// claimOf checks a claim as read: a known kind, and "who", "since" and
+// "bound" where the kind requires them, a bound > 0. The error names the
+// field (after prefix) and, for a missing one, what requires it: of, the
+// claim ("a verdict"), and its kind.
+func claimOf(j claimJSON, of, prefix string) (Claim, *fieldError) {
+	if !slices.Contains(claimKinds, j.Kind) {
+		return Claim{}, &fieldError{Field: prefix + "kind", Want: kindsWant, Got: strconv.Quote(j.Kind)}
+	}
+	c := Claim{Kind: j.Kind, Detail: j.Detail}
+	since, who := timed(j.Kind)
+	missing := func(field string) *fieldError {
+		return &fieldError{Field: field, Want: claimFields[field], Got: "nothing", Of: fmt.Sprintf("%s of kind %s", of, j.Kind)}
+	}
+	switch {
+	case who && j.Who == nil:
+		return Claim{}, missing("who")
+	case since && j.Since == nil:
+		return Claim{}, missing("since")
+	case since && j.Bound == nil:
+		return Claim{}, missing("bound")
+	case since && !(*j.Bound > 0):
+		return Claim{}, &fieldError{Field: prefix + "bound", Want: claimFields["bound"], Got: strconv.FormatFloat(*j.Bound, 'g', -1, 64)}
+	}
+	if who {
+		c.Who = *j.Who
+	}
+	if since {
+		c.Since, c.Bound = *j.Since, *j.Bound
+	}
+	return c, nil
+}
+
+// claimFields say what the fields of a claim hold, for errors.
+var claimFields = map[string]string{
+	"kind": kindsWant, "detail": "a string", "who": "a process id (an integer)",
+	"since": "a time (a finite number)", "bound": "a time span (a number > 0)",
 }
 
 // headerFields are the fixed fields of the header line, and what each
@@ -397,9 +492,12 @@ type Event struct {
 	Words int     `json:"words,omitempty"`
 	Op    string  `json:"op,omitempty"`
 	State string  `json:"state,omitempty"`
-	// Kind and Detail are a verdict's Claim.
-	Kind   string `json:"kind,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// Kind and Detail are a verdict's Claim; with Who, Since and Bound
+	// for a starvation, Since and Bound for a livelock (Event.Claim).
+	Kind   string  `json:"kind,omitempty"`
+	Detail string  `json:"detail,omitempty"`
+	Since  float64 `json:"since,omitempty"`
+	Bound  float64 `json:"bound,omitempty"`
 	// Seq is a send's or recv's sequence number on its link (1, 2, ...),
 	// or 0 when the runtime does not number messages (the networked
 	// runtime does).
@@ -407,6 +505,20 @@ type Event struct {
 	// Fence is the fencing token of an entry (a state event to InCS) of
 	// a machine that gives tokens (cs.Fencing), or nil.
 	Fence *Fence `json:"fence,omitempty"`
+}
+
+// Claim returns the claim of a verdict event: its kind and detail, with
+// who, since and bound for the kinds that have them.
+func (ev Event) Claim() Claim {
+	c := Claim{Kind: ev.Kind, Detail: ev.Detail}
+	since, who := timed(ev.Kind)
+	if since {
+		c.Since, c.Bound = ev.Since, ev.Bound
+	}
+	if who {
+		c.Who = ev.Who
+	}
+	return c
 }
 
 // Fence is a fencing token in a trace (cs.Fence): "fence":{"seq":7,
@@ -462,6 +574,13 @@ func appendField(b []byte, name string, v int64) []byte {
 	b = append(b, name...)
 	b = append(b, '"', ':')
 	return strconv.AppendInt(b, v, 10)
+}
+
+func appendFloat(b []byte, name string, v float64) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
 func appendString(b []byte, name, v string) []byte {
@@ -567,9 +686,19 @@ func (tw *Writer) Suspect(t float64, node, who cs.ID) {
 	tw.end(appendField(tw.start(t, EvSuspect, node), "who", int64(who)))
 }
 
-// Verdict ends the trace with the violation c the run found (EvVerdict).
+// Verdict ends the trace with the violation c the run found (EvVerdict):
+// its kind, then "who", "since" and "bound" for the kinds that have them,
+// then its detail.
 func (tw *Writer) Verdict(t float64, c Claim) {
 	b := appendString(tw.start(t, EvVerdict, 0), "kind", c.Kind)
+	since, who := timed(c.Kind)
+	if who {
+		b = appendField(b, "who", int64(c.Who))
+	}
+	if since {
+		b = appendFloat(b, "since", c.Since)
+		b = appendFloat(b, "bound", c.Bound)
+	}
 	if c.Detail != "" {
 		b = appendString(b, "detail", c.Detail)
 	}
@@ -614,7 +743,7 @@ func (tw *Writer) Event(ev Event) {
 	case EvTrust:
 		tw.Trust(ev.T, ev.Node, ev.Who)
 	case EvVerdict:
-		tw.Verdict(ev.T, Claim{Kind: ev.Kind, Detail: ev.Detail})
+		tw.Verdict(ev.T, ev.Claim())
 	}
 }
 

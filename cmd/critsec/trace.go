@@ -43,11 +43,20 @@ many times each process entered and exited (naming any that never did), or
 the first violation with its line number.
 
 A counterexample written by critsec check --trace says in its header what it
-demonstrates ("demonstrates": bounds, deadlock, ...). trace check then first
-prints "confirmed", "not confirmed" or "cannot confirm" with the reason: a
-deadlock is confirmed when at the end no message is in transit to a live
-process and every live process waits in a request; a deadlock under a budget
-(some process could still call) cannot be confirmed from a trace alone.
+demonstrates ("demonstrates": bounds, deadlock, ...); a trace written by
+critsec sim --trace ends with the run's verdict, if any ("ev":"verdict":
+bounds, deadlock, convention, error, fencing, starvation or livelock;
+docs/trace.md). trace check then first prints "confirmed", "not confirmed" or
+"cannot confirm" with the reason: a deadlock is confirmed when at the end no
+message is in transit to a live process and every live process waits in a
+request; a deadlock under a budget (some process could still call) cannot be
+confirmed from a trace alone. A starvation is confirmed when the named
+process's request, made at the time the verdict gives, is still pending at
+the end, at least the verdict's bound later, and another process changed
+state after it had waited the bound; a livelock when no process changed
+state after the time the verdict gives, messages were received after the last
+state change, the trace ends at least the bound later, and requests are
+pending at the end.
 
 Memory: about 80 bytes per process of the header's n, plus a few times the
 longest line; n above --max-n and lines above --max-line are refused before

@@ -78,6 +78,8 @@ func TestTraceCheckBadInput(t *testing.T) {
 		{"long line", long, []string{"--max-line", "200"}, "line 2: the line is longer than 200 bytes, the longest a trace line may be; raise the limit with --max-line BYTES"},
 		{"wrong type", cliHeader + `{"t":"1","ev":"crash","node":1}`, nil, `line 2: field "t": want a finite number, got a string`},
 		{"unknown event", cliHeader + `{"t":1,"ev":"jump","node":1}`, nil, `got "jump"`},
+		{"unknown verdict kind", cliHeader + `{"t":1,"ev":"verdict","node":0,"kind":"hang"}`, nil, `line 2: field "kind": want "bounds", "deadlock", "convention", "error", "fencing", "starvation" or "livelock", got "hang"`},
+		{"starvation without who", cliHeader + `{"t":1,"ev":"verdict","node":0,"kind":"starvation","since":0,"bound":5}`, nil, `line 2: a verdict of kind starvation without "who": want a process id (an integer)`},
 		{"truncated", cliHeader + `{"t":1,"ev":"cra`, nil, "a truncated file?"},
 		{"empty", "", nil, "empty file"},
 		{"bad --max-n", cliHeader, []string{"--max-n", "0"}, "--max-n 0 is out of range"},
@@ -173,5 +175,46 @@ func TestSimTraceClaimsItsVerdict(t *testing.T) {
 	code, out := runCLI(t, "trace", "check", p)
 	if code != 1 || !strings.HasPrefix(out, "confirmed: deadlock (the trace's claim)") {
 		t.Fatalf("trace check: exit %d\n%s", code, out)
+	}
+}
+
+// TestSimTraceClaimsStarvationAndLivelock: a starved run's trace and a
+// livelocked run's end with their verdicts, which trace check confirms
+// (exit 1); with an entry of the starved process added, or a state change
+// after the livelock's last one, it refutes them (exit 2) and says why.
+func TestSimTraceClaimsStarvationAndLivelock(t *testing.T) {
+	for _, c := range []struct {
+		name, kind, confirmed, tamper, refuted string
+		sim                                    []string
+	}{
+		{"starvation", "starvation", "P7's entry request, made at t=97.71181640629362, is still pending at the end of the trace (t=300)",
+			`{"t":299.9,"ev":"state","node":7,"state":"InCS"}`, "P7 has no request pending at the end of the trace",
+			[]string{"sim", "--alg", "forest", "--n", "15", "--k", "5", "--lambda", "1", "--crash", "2@100", "--detector", "T", "--detect-delay", "5", "--max-time", "300", "--drain=false"}},
+		{"livelock", "livelock", "no state change from t=98.0158604289664 to the end of the trace at t=350",
+			`{"t":349.5,"ev":"state","node":11,"state":"InCS"}`, "P11 changed state at t=349.5, after the claimed last state change at t=98.0158604289664",
+			[]string{"sim", "--alg", "lkcs", "--topology", "complete:15", "--l", "1", "--k", "4", "--crash", "3@100", "--max-time", "150"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "s.jsonl")
+			if code, out := runCLI(t, append(c.sim, "--trace", p)...); code != 1 || !strings.Contains(out, "violation: "+c.kind) {
+				t.Fatalf("sim: exit %d\n%s", code, out)
+			}
+			code, out := runCLI(t, "trace", "check", p)
+			if code != 1 || !strings.HasPrefix(out, "confirmed: "+c.kind+" (the trace's claim): "+c.confirmed) {
+				t.Fatalf("trace check: exit %d\n%s", code, out)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := strings.TrimSuffix(string(b), "\n")
+			i := strings.LastIndexByte(s, '\n')
+			tampered := writeFile(t, "tampered.jsonl", s[:i+1]+c.tamper+s[i:]+"\n")
+			code, out, errOut := runCLIErr(t, "", "trace", "check", tampered)
+			if code != 2 || !strings.HasPrefix(out, "not confirmed: "+c.kind+" (the trace's claim): "+c.refuted) ||
+				!strings.HasSuffix(errOut, "not confirmed: the "+c.kind+" the trace claims\n") {
+				t.Fatalf("tampered: exit %d\n%s%s", code, out, errOut)
+			}
+		})
 	}
 }
