@@ -66,7 +66,12 @@ func waitQuiet(t *testing.T, ctx context.Context, c *procCluster) {
 		}
 		return true
 	}
-	for !quiet() || !quiet() {
+	for looks := 0; looks < 2; {
+		if quiet() {
+			looks++
+			continue
+		}
+		looks = 0
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the members' messages were never all acknowledged: %v", ctx.Err())
