@@ -129,8 +129,8 @@ type Config struct {
 	// 0 means 1. Results do not depend on it.
 	Workers int
 	// PartialOrder makes the depth-first search explore, in each state, only
-	// an ample subset of the enabled actions when one exists (por.go;
-	// docs/design/partial-order-reduction.md): every reachable deadlock
+	// an ample subset of the enabled actions when one exists
+	// (docs/design/partial-order-reduction.md): every reachable deadlock
 	// and every bounds, convention or error violation is still found, with
 	// fewer states and transitions. Needs Search DepthFirst.
 	PartialOrder bool
@@ -141,8 +141,8 @@ type Config struct {
 	// DiskDir, with Search DepthFirst, keeps the visited set partly on disk, in a
 	// directory of its own created under DiskDir and removed when the run
 	// ends: fingerprints fill a table in memory, which is merged into a
-	// sorted file when full (store.Disk; docs/design/visited-set.md, "The
-	// visited set on disk"). The table's share is half of MaxMemory (1 GiB
+	// sorted file when full (docs/design/visited-set.md, "The visited set
+	// on disk"). The table's share is half of MaxMemory (1 GiB
 	// without a limit), and a Bloom filter over the file takes 1 to 2 bytes a state
 	// on disk, within a quarter of MaxMemory (512 MiB without a limit);
 	// ExpectedStates, when given, sizes the table up front for that many
@@ -157,7 +157,7 @@ type Config struct {
 	// continues it. A run that ends (ok, a violation, or a complete search
 	// with an undecided budget stop) spends its checkpoint
 	// (Result.CheckpointSpent), which the caller then removes
-	// (RemoveCheckpoint). store.Checkpoint; docs/design/visited-set.md, "Checkpoints".
+	// (RemoveCheckpoint). See docs/design/visited-set.md, "Checkpoints".
 	Checkpoint string
 	// CheckpointEvery is the interval between saves; 0 means
 	// DefaultCheckpointEvery.

@@ -15,8 +15,11 @@
 // log through its deterministic machine, which rebuilds its state and
 // the messages it sent, and continues as if it had been slow
 // (docs/network.md, "Durability"). Applications use a node through
-// Enter, Exit, Status and Watch, or its control socket (control.go); its
-// metrics are Prometheus's (metrics.go). No failure detector yet.
+// Enter, Exit, Status and Watch, or its control socket (docs/network.md,
+// "The application API and the control socket"); it exports Prometheus
+// metrics (docs/network.md, "Observability"). For the algorithms that take
+// failure-detector input it runs the network failure detector
+// (DetectorConfig; docs/network.md, "Failure detection").
 package node
 
 import (

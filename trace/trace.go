@@ -1,6 +1,6 @@
 // Package trace is critsec's one trace format: JSON Lines, one event per
 // line, written the same way by every runtime (sim, check, node) so that one
-// checker (and the planned plot tool and viewer) serve them all. The format is
+// checker and one viewer (package viz) serve them all. The format is
 // documented in docs/trace.md; keep the two in step.
 //
 // The first line is the header:
