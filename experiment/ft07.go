@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -111,32 +112,56 @@ func (c FT07) build(name string) (*alg.Problem, []cs.Machine, error) {
 	return alg.Build(a.SpecFor(c.N, 0, c.K))
 }
 
-// Figure2 runs Raymond and ftraymond through the same crash scenario and
-// returns the resources in use over time: one row per algorithm and time
-// step, with the time-weighted mean and the maximum of #InCS (live
-// processes) over the step, and the live processes at its end. Raymond's
-// run ends in a deadlock (every live process waits): that is the result,
-// not an error, as a starvation or a livelock would be; a broken bound or
-// a machine's error is one.
+// Figure2 runs Raymond and ftraymond through the same crash scenario, once
+// per seed (c.Seeds seeds from c.Seed; 0 means 1), and returns the
+// resources in use over time: one row per algorithm and time step, with
+// the time-weighted mean and the maximum of #InCS (live processes) over
+// the step, each the mean over the seeds with the half-width of its 95 %
+// confidence interval (NaN with one seed), the live processes at the
+// step's end (the crash schedule's, the same in every run), and the
+// largest of the runs' maxima (in_use_max_over_seeds: the most any run
+// had in use at once in the step). Raymond's run
+// ends in a deadlock (every live process waits): that is the result, not
+// an error, as a starvation or a livelock would be; a broken bound or a
+// machine's error is one.
 func (c FT07) Figure2() (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live"}}
+	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live", "in_use_mean_ci95", "in_use_max_ci95", "in_use_max_over_seeds"}}
 	for _, name := range []string{raymond.Name, ftraymond.Name} {
-		pr, ms, err := c.build(name)
-		if err != nil {
-			return nil, err
+		var runs []*Table
+		for i := range max(c.Seeds, 1) {
+			pr, ms, err := c.build(name)
+			if err != nil {
+				return nil, err
+			}
+			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
+				MaxTime: c.MaxTime, Seed: c.Seed + uint64(i), Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
+			res, evs, err := traced(cfg, trace.Header{Alg: name, N: c.N, K: c.K})
+			if err != nil {
+				return nil, err
+			}
+			if v := res.Violation; v != nil && !liveness(v.Kind) {
+				return nil, fmt.Errorf("ft07: %s, seed %d: %v", name, cfg.Seed, v)
+			}
+			run := &Table{}
+			inUse(run, name, evs, c.N, c.Bin, c.MaxTime)
+			runs = append(runs, run)
 		}
-		cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
-			MaxTime: c.MaxTime, Seed: c.Seed, Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
-		res, evs, err := traced(cfg, trace.Header{Alg: name, N: c.N, K: c.K})
-		if err != nil {
-			return nil, err
+		for j, r := range runs[0].Rows {
+			mean, meanCI := MeanCI(column(runs, j, 1))
+			hi, hiCI := MeanCI(column(runs, j, 2))
+			t.Add(name, r[0], mean, hi, r[3], meanCI, hiCI, slices.Max(column(runs, j, 2)))
 		}
-		if v := res.Violation; v != nil && !liveness(v.Kind) {
-			return nil, fmt.Errorf("ft07: %s: %v", name, v)
-		}
-		inUse(t, name, evs, c.N, c.Bin, c.MaxTime)
 	}
 	return t, nil
+}
+
+// column returns value v of row j of every run: one per seed.
+func column(runs []*Table, j, v int) []float64 {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = r.Rows[j][v]
+	}
+	return xs
 }
 
 // liveness reports whether a violation of this kind is a liveness
@@ -159,7 +184,9 @@ func inUse(t *Table, label string, evs []trace.Event, n int, bin, end float64) {
 // InCS at the start, and calls emit for every time step of width bin up to
 // end with the step's start, the time-weighted mean, the minimum and the
 // maximum of the live processes InCS over it, and the live processes at
-// its end.
+// its end. The state at a step's start is the one after the events at
+// that instant: a process that crashes InCS at a step's start does not
+// count in the step's maximum.
 func steps(evs []trace.Event, n int, initial []cs.ID, bin, end float64, emit func(at, mean float64, lo, hi, live int)) {
 	in := make([]bool, n+1)
 	for _, id := range initial {
@@ -203,6 +230,12 @@ func steps(evs []trace.Event, n int, initial []cs.ID, bin, end float64, emit fun
 				count--
 			}
 		}
+		if ev.T == float64(step)*bin {
+			// No time has passed in this step: its state starts after
+			// the events at its start (a process crashing InCS at a
+			// step's start is not InCS in it).
+			lo, hi = count, count
+		}
 		lo, hi = min(lo, count), max(hi, count)
 	}
 	flush(end)
@@ -214,8 +247,29 @@ func steps(evs []trace.Event, n int, initial []cs.ID, bin, end float64, emit fun
 // 2n-k-1 and 2n-1), and ftraymond's initialization messages per process
 // (INIT and ACK; the paper: between n-1 and 2(n-1)); then ftraymond in c's
 // crash scenario: CRASH messages per crash and per process that detected
-// it (the paper: n), and the entries per crash.
+// it (the paper: n), and the entries per crash. Each value is the mean over
+// c.Seeds runs (seeds c.Seed, c.Seed+1, ...; 0 means 1) with the
+// half-width of its 95 % confidence interval (value_ci95; NaN with one
+// seed).
 func (c FT07) Messages() (*Table, error) {
+	var runs []*Table
+	for i := range max(c.Seeds, 1) {
+		run, err := c.messages(c.Seed + uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	t := &Table{LabelName: "measure", Header: []string{"n", "k", "value", "paper_lo", "paper_hi", "value_ci95"}}
+	for j, r := range runs[0].Rows {
+		mean, ci := MeanCI(column(runs, j, 2))
+		t.Add(runs[0].Labels[j], r[0], r[1], mean, r[3], r[4], ci)
+	}
+	return t, nil
+}
+
+// messages is one run of Messages's measures with seed.
+func (c FT07) messages(seed uint64) (*Table, error) {
 	t := &Table{LabelName: "measure", Header: []string{"n", "k", "value", "paper_lo", "paper_hi"}}
 	n, k := float64(c.N), float64(c.K)
 	for _, load := range []struct {
@@ -228,7 +282,7 @@ func (c FT07) Messages() (*Table, error) {
 				return nil, err
 			}
 			cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: load.lambda, E: load.e, Tt: 1,
-				Entries: c.Entries, Drain: true, Seed: c.Seed}
+				Entries: c.Entries, Drain: true, Seed: seed}
 			res, evs, err := traced(cfg, trace.Header{Alg: name, N: c.N, K: c.K})
 			if err != nil {
 				return nil, err
@@ -249,7 +303,7 @@ func (c FT07) Messages() (*Table, error) {
 		return nil, err
 	}
 	cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: c.Lambda, E: c.E, Tt: 1,
-		MaxTime: c.MaxTime, Seed: c.Seed, Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
+		MaxTime: c.MaxTime, Seed: seed, Crashes: c.Crashes, Detector: c.Detector, DetectDelay: c.DetectDelay}
 	res, evs, err := traced(cfg, trace.Header{Alg: ftraymond.Name, N: c.N, K: c.K})
 	if err != nil {
 		return nil, err
@@ -454,11 +508,12 @@ func (s *survived) row() []float64 {
 // maximum of the resources in use over each time step (a solid line: the
 // paper's claim is about how many resources can still be in use at once,
 // so the maximum is what Figure 2 compares) and their time-weighted mean
-// (dashed, the same colour), and a triangle on the time axis at each
-// crash, as the paper's Figure 2 marks them.
+// (dashed, the same colour), each with its 95 % confidence interval over
+// the seeds as error bars (none with one seed), and a triangle on the time
+// axis at each crash, as the paper's Figure 2 marks them.
 func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
-	cols := make([]int, 3)
-	for i, name := range []string{"t", "in_use_max", "in_use_mean"} {
+	cols := make([]int, 5)
+	for i, name := range []string{"t", "in_use_max", "in_use_mean", "in_use_max_ci95", "in_use_mean_ci95"} {
 		c, err := t.Column(name)
 		if err != nil {
 			return err
@@ -467,17 +522,30 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	}
 	var algs []string
 	lines := map[string][2]plotter.XYs{}
+	bars := map[string]*[2]interval{}
 	for i, r := range t.Rows {
 		l := t.label(i)
 		if _, ok := lines[l]; !ok {
 			algs = append(algs, l)
+			bars[l] = &[2]interval{}
 		}
 		ls := lines[l]
 		for j := range ls {
 			if why := undrawable(r[cols[j+1]], false); why != "" {
 				return fmt.Errorf("figure 2: row %d (%s) has %s = %v: %s", i+1, l, t.Header[cols[j+1]], r[cols[j+1]], why)
 			}
-			ls[j] = append(ls[j], plotter.XY{X: r[cols[0]], Y: r[cols[j+1]]})
+			xy := plotter.XY{X: r[cols[0]], Y: r[cols[j+1]]}
+			ls[j] = append(ls[j], xy)
+			h := r[cols[j+3]]
+			if math.IsNaN(h) {
+				continue // one seed: no interval
+			}
+			if why := undrawable(h, false); why != "" || h < 0 || h > 1e6 {
+				return fmt.Errorf("figure 2: row %d (%s) has %s = %v: not a half-width to draw", i+1, l, t.Header[cols[j+3]], h)
+			}
+			b := &bars[l][j]
+			b.XYs = append(b.XYs, xy)
+			b.YErrors = append(b.YErrors, struct{ Low, High float64 }{h, h})
 		}
 		lines[l] = ls
 	}
@@ -503,14 +571,29 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 			}
 			p.Add(line)
 			p.Legend.Add(l+" "+what, line)
+			if b := bars[l][j]; len(b.XYs) > 0 {
+				eb, err := plotter.NewYErrorBars(&b)
+				if err != nil {
+					return err
+				}
+				eb.Color = line.Color
+				eb.LineStyle.Width = vg.Points(0.5)
+				p.Add(eb)
+			}
 		}
 	}
 	// A quarter of a resource of room above and below, so that the
-	// maximum lines at k and 0 and the crash marks are not clipped.
+	// maximum lines at k and 0, their intervals and the crash marks are
+	// not clipped.
 	_, _, _, top := plotter.XYRange(lines[algs[0]][0])
 	for _, l := range algs {
 		_, _, _, y := plotter.XYRange(lines[l][0])
 		top = max(top, y)
+		for _, b := range bars[l] {
+			for i, xy := range b.XYs {
+				top = max(top, xy.Y+b.YErrors[i].High)
+			}
+		}
 	}
 	p.Y.Min, p.Y.Max = -0.25, top+0.25
 	p.Legend.Top, p.Legend.Left = true, true

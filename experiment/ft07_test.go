@@ -34,6 +34,16 @@ func TestInUse(t *testing.T) {
 			}
 		}
 	}
+	// A process that crashes InCS at a step's start does not count in
+	// that step's maximum: no time of the step saw it InCS.
+	tb = &Table{}
+	inUse(tb, "x", []trace.Event{
+		{T: 1, Ev: trace.EvState, Node: 1, State: "InCS"},
+		{T: 10, Ev: trace.EvCrash, Node: 1},
+	}, 3, 10, 20)
+	if len(tb.Rows) != 2 || tb.Rows[1][2] != 0 || tb.Rows[1][3] != 2 {
+		t.Errorf("crash at a step's start: rows %v, want the second with maximum 0 and 2 live", tb.Rows)
+	}
 }
 
 // TestFT07Small runs the study's three parts on a small instance: Raymond

@@ -82,7 +82,7 @@ func (f *crashStudyFlags) checkLoad(more ...namedTime) error {
 func (f *crashStudyFlags) parseDetector(whyNotS string) (detector.Class, error) {
 	d, err := detector.Parse(f.detector)
 	if err != nil {
-		return d, badInput("--detector: %v", err)
+		return d, badInput("--detector %q is not a failure-detector class the study takes: choose P (perfect) or T (trusting)", f.detector)
 	}
 	if d == detector.S {
 		return d, badInput("--detector S: %s; the study takes P or T", whyNotS)

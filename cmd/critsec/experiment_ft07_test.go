@@ -12,7 +12,7 @@ import (
 // the request P2's crash holds up while ftraymond serves every one.
 func TestExperimentFT07Flags(t *testing.T) {
 	dir := t.TempDir()
-	code, out := runCLI(t, "experiment", "ft07", "--crash", "2@100", "--algs", "forest,ftraymond", "--out", dir)
+	code, out := runCLI(t, "experiment", "ft07", "--crash", "2@100", "--algs", "forest,ftraymond", "--seeds", "1", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
