@@ -594,14 +594,18 @@ func (c Config) validateLiveness() error {
 		return outOfRangeOr0("LivenessStates", c.LivenessStates, "need >= 1", "DefaultLivenessStates")
 	case c.FairBound < 0 || c.FairBound > 250:
 		return outOfRange("FairBound", c.FairBound, "need 0 <= bound <= 250 (0: exact weak fairness)")
+	case c.Search != Liveness && c.LivenessStates > 0:
+		return needs("LivenessStates", needsLiveness, "it bounds the starvation search")
+	case c.Search != Liveness && c.FairBound > 0:
+		return needs("FairBound", needsLiveness, "it bounds the starvation search")
 	case c.Search != Liveness:
 		return nil
 	case c.Unordered:
-		return fmt.Errorf("check: Liveness needs FIFO channels (its fairness units are channel heads): leave Unordered out")
-	case c.Crashes > 0 || c.Detector != nil:
-		return fmt.Errorf("check: Liveness is defined without crashes and failure detectors: leave Crashes and Detector out")
-	case c.DiskDir != "":
-		return fmt.Errorf("check: Liveness runs its own search: leave DiskDir out")
+		return excludes("Unordered", needsLiveness, "the starvation search needs FIFO channels: its fairness units are channel heads")
+	case c.Crashes > 0:
+		return excludes("Crashes", needsLiveness, "the starvation search is defined without crashes")
+	case c.Detector != nil:
+		return excludes("Detector", needsLiveness, "the starvation search is defined without failure detectors")
 	}
 	ideals := len(idealsOf(c.Machines[0]))
 	if u := n*n + n + n*ideals; u > maxUnits {
