@@ -187,7 +187,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.validate(cmd, pr.Params.N); err != nil {
+	if err := f.validate(cmd); err != nil {
 		return err
 	}
 	crashes, det, err := f.faults.config(cmd.Flags().Changed("detector"))
@@ -310,10 +310,10 @@ func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) error {
 	return nil
 }
 
-// validate refuses flags that are out of range for an algorithm on n
-// processes, or that do not apply together; check.Config.Validate states
-// the rules of the fields the flags set (checkConfigError).
-func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
+// validate refuses flags that are out of range, or that do not apply
+// together, where no check.Config field states the rule: Config.Validate
+// states the rules of the fields the flags set (checkConfigError).
+func (f *checkFlags) validate(cmd *cobra.Command) error {
 	switch {
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
@@ -762,7 +762,9 @@ type livenessSummary struct {
 	DeadEnds int64 `json:"dead_ends"`
 }
 
-// checkLivenessFlags refuses the flags --liveness does not combine with.
+// checkLivenessFlags refuses the flags --liveness does not combine with
+// that set no check.Config field of their own (Config.Validate refuses
+// the others).
 func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
 	fl := cmd.Flags()
 	switch {
