@@ -364,7 +364,7 @@ func (c Config) Validate() error {
 	n := len(c.Machines)
 	switch {
 	case n < 1 || n > MaxN:
-		return fmt.Errorf("check: Machines has %d processes: need 1 <= n <= %d", n, MaxN)
+		return &FieldError{Field: "Machines", Value: fmt.Sprintf("%d processes", n), Why: fmt.Sprintf("is out of range: need 1 <= n <= %d", MaxN)}
 	case c.Property == nil:
 		return fmt.Errorf("check: Property is nil: give the safety property to check (property.Global, property.Local)")
 	case c.Property.N() != n:
@@ -384,7 +384,9 @@ func (c Config) Validate() error {
 	case c.Search < BreadthFirst || c.Search > Liveness:
 		return outOfRange("Search", c.Search, "need BreadthFirst, DepthFirst or Liveness")
 	case c.PartialOrder && c.Search != DepthFirst:
-		return needs("PartialOrder", "DepthFirst", "its cycle proviso uses the depth-first stack")
+		return needs("PartialOrder", needsDFS, "its cycle proviso uses the depth-first stack")
+	case c.ExpectedStates > 0 && c.Search != DepthFirst:
+		return needs("ExpectedStates", needsDFS, "it sizes the depth-first visited set")
 	case c.DeadlockStates < 0:
 		return outOfRangeOr0("DeadlockStates", c.DeadlockStates, "need >= 1", "DefaultDeadlockStates")
 	case c.ExpectedStates < 0:

@@ -359,13 +359,19 @@ func TestFieldError(t *testing.T) {
 		{check.Config{MaxStates: -1}, check.FieldError{Field: "MaxStates", Value: "-1", Why: "is out of range: need >= 0 (0: no limit)"}},
 		{check.Config{Workers: 257}, check.FieldError{Field: "Workers", Value: "257", Why: "is out of range: need 1 <= workers <= 256", Zero: "one"}},
 		{check.Config{ExpectedStates: -1}, check.FieldError{Field: "ExpectedStates", Value: "-1", Why: "is out of range: need >= 0 (0: grow as needed)"}},
-		{check.Config{PartialOrder: true}, check.FieldError{Field: "PartialOrder", Needs: "DepthFirst", Why: "its cycle proviso uses the depth-first stack"}},
-		{check.Config{DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
+		{check.Config{PartialOrder: true}, check.FieldError{Field: "PartialOrder", Needs: "Search = DepthFirst", Why: "its cycle proviso uses the depth-first stack"}},
+		{check.Config{DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "Search = DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
 		{check.Config{Budget: 101}, check.FieldError{Field: "Budget", Value: "101", Why: "is out of range: need 0 <= budget <= 100"}},
 		{check.Config{Budgets: []int{2, 2}}, check.FieldError{Field: "Budgets", Value: "[2 2]", Why: "gives 2 budgets for 3 processes: give one budget, or one per process (P1 first)"}},
 		{check.Config{Budgets: []int{2, -1, 2}}, check.FieldError{Field: "Budgets", Value: "[2 -1 2]", Why: "is out of range: need 0 <= budget <= 100"}},
 		{check.Config{Crashes: 4}, check.FieldError{Field: "Crashes", Value: "4", Why: "is out of range: need 0 <= crashes <= n = 3"}},
 		{check.Config{Search: 3}, check.FieldError{Field: "Search", Value: "Search(3)", Why: "is out of range: need BreadthFirst, DepthFirst or Liveness"}},
+		{check.Config{ExpectedStates: 10}, check.FieldError{Field: "ExpectedStates", Needs: "Search = DepthFirst", Why: "it sizes the depth-first visited set"}},
+		{check.Config{FairBound: 2}, check.FieldError{Field: "FairBound", Needs: "Search = Liveness", Why: "it bounds the starvation search"}},
+		{check.Config{LivenessStates: 10}, check.FieldError{Field: "LivenessStates", Needs: "Search = Liveness", Why: "it bounds the starvation search"}},
+		{check.Config{Search: check.Liveness, Unordered: true}, check.FieldError{Field: "Unordered", Excludes: "Search = Liveness", Why: "the starvation search needs FIFO channels: its fairness units are channel heads"}},
+		{check.Config{Search: check.Liveness, Crashes: 1}, check.FieldError{Field: "Crashes", Excludes: "Search = Liveness", Why: "the starvation search is defined without crashes"}},
+		{check.Config{Search: check.Liveness, DiskDir: t.TempDir()}, check.FieldError{Field: "DiskDir", Needs: "Search = DepthFirst", Why: "only the depth-first visited set can be kept on disk"}},
 	} {
 		cfg := c.cfg
 		cfg.Machines, cfg.Property = ms, prop

@@ -92,7 +92,7 @@ func TestDiskDirRefused(t *testing.T) {
 		search check.Search
 		want   string
 	}{
-		{t.TempDir(), check.BreadthFirst, "needs DepthFirst"},
+		{t.TempDir(), check.BreadthFirst, "needs Search = DepthFirst"},
 		{file, check.DepthFirst, "not a writable directory"},
 		{t.TempDir() + "/missing", check.DepthFirst, "not a writable directory"},
 	} {

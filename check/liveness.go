@@ -264,155 +264,199 @@ type frameL struct {
 // stem state in which r is pending. It returns a starvation or another
 // violation found on the way, or an Incomplete reason.
 func (l *livenessRun) search(r cs.ID) (*Violation, string) {
-	e, st := l.e, l.st
-	limit := e.cfg.LivenessStates
-	K := e.cfg.FairBound
-	var nodes []lnode
-	visited := map[fingerprint]int32{}
-	var tstack []int32 // Tarjan's stack
-	var dfs []frameL
-	var index int32
-	var comps int32
-	var acts []Action
-	newNode := func(s *gstate, ages []uint8, enabled uint64, parent, root int32, act uint32) int32 {
-		id := int32(len(nodes))
-		nodes = append(nodes, lnode{s: s, ages: ages, enabled: enabled, parent: parent, root: root, act: act, index: index, low: index, comp: -1})
-		index++
-		tstack = append(tstack, id)
-		l.res.LivenessStates++
-		return id
-	}
-	// push puts node id on the DFS stack; a node with nothing enabled is a
-	// global deadlock (every process waits, no message in transit, with
-	// unlimited calls), reachable whatever the fairness.
-	push := func(id int32) *Violation {
-		var a []Action
-		a, _ = l.enabledUnits(nodes[id].s, a)
-		if len(a) == 0 {
-			return l.violationAt(nodes, id, nil, problem{KindDeadlock, l.e.x.globalDeadlock(nodes[id].s, nodes[id].s.pendingMask())}, false)
-		}
-		dfs = append(dfs, frameL{node: id, acts: a})
-		return nil
-	}
+	c := &continuation{l: l, r: r, limit: l.e.cfg.LivenessStates, bound: l.e.cfg.FairBound, visited: map[fingerprint]int32{}}
 	for root := range l.stems {
-		s0 := l.stems[root]
-		if s0.procs[r-1].pending == cs.None || s0.isCrashed(r) {
-			continue
-		}
-		s := refill(s0)
-		var ages []uint8
-		if K > 0 {
-			ages = make([]uint8, e.x.n*e.x.n)
-		}
-		fp := augFP(s, ages)
-		if _, ok := visited[fp]; ok {
-			continue
-		}
-		if len(nodes) >= limit {
-			return nil, errLimit
-		}
-		_, en := l.enabledUnits(s, acts)
-		visited[fp] = newNode(s, ages, en, -1, int32(root), noAction)
-		if v := push(visited[fp]); v != nil {
-			return v, ""
-		}
-		for len(dfs) > 0 {
-			top := &dfs[len(dfs)-1]
-			u := &nodes[top.node]
-			if top.next < len(top.acts) {
-				a := top.acts[top.next]
-				top.next++
-				l.res.Transitions++
-				if p := st.apply(u.s, a); p != nil {
-					return l.violationAt(nodes, top.node, []uint32{actCode(a)}, problem{p.kind, p.detail + " (in a continuation beyond the budget)"}, false), ""
-				}
-				if st.next.procs[r-1].pending == cs.None {
-					top.out++
-					continue // r's request completes: the edge leaves the graph
-				}
-				succ := st.materialize()
-				var en uint64
-				acts, en = l.enabledUnits(succ, acts)
-				unit, _ := l.unit(a) // a is one of enabledUnits'
-				var nages []uint8
-				if K > 0 {
-					nages = make([]uint8, e.x.n*e.x.n)
-					over := false
-					for m := en & l.delivery; m != 0; m &= m - 1 {
-						v := bits.TrailingZeros64(m)
-						if u.enabled&(1<<v) != 0 && v != unit {
-							nages[v] = u.ages[v] + 1
-							if int(nages[v]) > K {
-								over = true
-								break
-							}
-						}
-					}
-					if over {
-						top.pruned++
-						continue // K-bounded fairness: the step is not explored
-					}
-				}
-				top.out++
-				fp := augFP(succ, nages)
-				if id, ok := visited[fp]; ok {
-					u.edges = append(u.edges, ledge{to: id, unit: uint8(unit), act: actCode(a)})
-					if nodes[id].comp < 0 {
-						u.low = min(u.low, nodes[id].index)
-					}
-					continue
-				}
-				if len(nodes) >= limit {
-					return nil, errLimit
-				}
-				if len(nodes)&0xff == 0 {
-					if reason := l.limits(); reason != "" {
-						return nil, reason
-					}
-				}
-				id := newNode(succ, nages, en, top.node, u.root, actCode(a))
-				visited[fp] = id
-				nodes[top.node].edges = append(nodes[top.node].edges, ledge{to: id, unit: uint8(unit), act: actCode(a)})
-				if v := push(id); v != nil {
-					return v, ""
-				}
-				continue
-			}
-			// Done with u: close its component if it is a root of one.
-			if top.out == 0 && top.pruned > 0 {
-				l.res.LivenessDeadEnds++ // the bound cut every step
-			}
-			dfs = dfs[:len(dfs)-1]
-			if len(dfs) > 0 {
-				p := &nodes[dfs[len(dfs)-1].node]
-				p.low = min(p.low, u.low)
-			}
-			if u.low != u.index {
-				continue
-			}
-			id := top.node
-			k := len(tstack) - 1
-			for tstack[k] != id {
-				k--
-			}
-			members := tstack[k:]
-			tstack = tstack[:k]
-			c := comps
-			comps++
-			for _, m := range members {
-				nodes[m].comp = c
-			}
-			if v := l.fairComponent(r, nodes, members, c); v != nil {
-				return v, ""
-			}
-			// Only the parents and actions of finished nodes are needed
-			// again (for a stem's path).
-			for _, m := range members {
-				nodes[m].s, nodes[m].ages, nodes[m].edges = nil, nil, nil
-			}
+		if v, reason := c.fromStem(root); v != nil || reason != "" {
+			return v, reason
 		}
 	}
 	return nil, ""
+}
+
+// continuation is one search of the continuation graph of r
+// (livenessRun.search): its nodes, their fingerprints, Tarjan's stack and
+// the depth-first stack.
+type continuation struct {
+	l            *livenessRun
+	r            cs.ID
+	limit, bound int // Config.LivenessStates, Config.FairBound
+	nodes        []lnode
+	visited      map[fingerprint]int32
+	tstack       []int32 // Tarjan's stack
+	dfs          []frameL
+	index, comps int32
+	acts         []Action // enabledUnits' buffer
+}
+
+// fromStem searches the continuations of the stem state root when r is
+// pending there and the state was not reached from an earlier stem.
+func (c *continuation) fromStem(root int) (*Violation, string) {
+	l := c.l
+	s0 := l.stems[root]
+	if s0.procs[c.r-1].pending == cs.None || s0.isCrashed(c.r) {
+		return nil, ""
+	}
+	s := refill(s0)
+	var ages []uint8
+	if c.bound > 0 {
+		ages = make([]uint8, l.e.x.n*l.e.x.n)
+	}
+	fp := augFP(s, ages)
+	if _, ok := c.visited[fp]; ok {
+		return nil, ""
+	}
+	if len(c.nodes) >= c.limit {
+		return nil, errLimit
+	}
+	_, en := l.enabledUnits(s, c.acts)
+	c.visited[fp] = c.newNode(s, ages, en, -1, int32(root), noAction)
+	if v := c.push(c.visited[fp]); v != nil {
+		return v, ""
+	}
+	for len(c.dfs) > 0 {
+		top := &c.dfs[len(c.dfs)-1]
+		if top.next < len(top.acts) {
+			if v, reason := c.step(top); v != nil || reason != "" {
+				return v, reason
+			}
+			continue
+		}
+		if v := c.finish(); v != nil {
+			return v, ""
+		}
+	}
+	return nil, ""
+}
+
+// newNode adds the node of state s to the graph and to Tarjan's stack.
+func (c *continuation) newNode(s *gstate, ages []uint8, enabled uint64, parent, root int32, act uint32) int32 {
+	id := int32(len(c.nodes))
+	c.nodes = append(c.nodes, lnode{s: s, ages: ages, enabled: enabled, parent: parent, root: root, act: act, index: c.index, low: c.index, comp: -1})
+	c.index++
+	c.tstack = append(c.tstack, id)
+	c.l.res.LivenessStates++
+	return id
+}
+
+// push puts node id on the depth-first stack; a node with nothing enabled
+// is a global deadlock (every process waits, no message in transit, with
+// unlimited calls), reachable whatever the fairness.
+func (c *continuation) push(id int32) *Violation {
+	a, _ := c.l.enabledUnits(c.nodes[id].s, nil)
+	if len(a) == 0 {
+		s := c.nodes[id].s
+		return c.l.violationAt(c.nodes, id, nil, problem{KindDeadlock, c.l.e.x.globalDeadlock(s, s.pendingMask())}, false)
+	}
+	c.dfs = append(c.dfs, frameL{node: id, acts: a})
+	return nil
+}
+
+// step takes top's next action: a step that completes r's request leaves
+// the graph, one the fairness bound cuts is not explored, one to a known
+// node is an edge, and one to a new node pushes it.
+func (c *continuation) step(top *frameL) (*Violation, string) {
+	l, st := c.l, c.l.st
+	u := &c.nodes[top.node]
+	a := top.acts[top.next]
+	top.next++
+	l.res.Transitions++
+	if p := st.apply(u.s, a); p != nil {
+		return l.violationAt(c.nodes, top.node, []uint32{actCode(a)}, problem{p.kind, p.detail + " (in a continuation beyond the budget)"}, false), ""
+	}
+	if st.next.procs[c.r-1].pending == cs.None {
+		top.out++
+		return nil, "" // r's request completes: the edge leaves the graph
+	}
+	succ := st.materialize()
+	var en uint64
+	c.acts, en = l.enabledUnits(succ, c.acts)
+	unit, _ := l.unit(a) // a is one of enabledUnits'
+	nages, fair := c.age(u, en, unit)
+	if !fair {
+		top.pruned++
+		return nil, "" // K-bounded fairness: the step is not explored
+	}
+	top.out++
+	fp := augFP(succ, nages)
+	if id, ok := c.visited[fp]; ok {
+		u.edges = append(u.edges, ledge{to: id, unit: uint8(unit), act: actCode(a)})
+		if c.nodes[id].comp < 0 {
+			u.low = min(u.low, c.nodes[id].index)
+		}
+		return nil, ""
+	}
+	if len(c.nodes) >= c.limit {
+		return nil, errLimit
+	}
+	if len(c.nodes)&0xff == 0 {
+		if reason := l.limits(); reason != "" {
+			return nil, reason
+		}
+	}
+	id := c.newNode(succ, nages, en, top.node, u.root, actCode(a))
+	c.visited[fp] = id
+	c.nodes[top.node].edges = append(c.nodes[top.node].edges, ledge{to: id, unit: uint8(unit), act: actCode(a)})
+	return c.push(id), ""
+}
+
+// age is the ages of the delivery units of a successor of u, reached by
+// unit, whose enabled units are en: nil without a fairness bound, and
+// false when an age exceeds the bound (the step is not explored).
+func (c *continuation) age(u *lnode, en uint64, unit int) ([]uint8, bool) {
+	if c.bound <= 0 {
+		return nil, true
+	}
+	n := c.l.e.x.n
+	ages := make([]uint8, n*n)
+	for m := en & c.l.delivery; m != 0; m &= m - 1 {
+		v := bits.TrailingZeros64(m)
+		if u.enabled&(1<<v) != 0 && v != unit {
+			ages[v] = u.ages[v] + 1
+			if int(ages[v]) > c.bound {
+				return nil, false
+			}
+		}
+	}
+	return ages, true
+}
+
+// finish pops the node on top of the depth-first stack, whose actions are
+// all taken, and closes its component if it is the root of one: it
+// returns the starvation of r when the component is fair.
+func (c *continuation) finish() *Violation {
+	top := c.dfs[len(c.dfs)-1]
+	u := &c.nodes[top.node]
+	if top.out == 0 && top.pruned > 0 {
+		c.l.res.LivenessDeadEnds++ // the bound cut every step
+	}
+	c.dfs = c.dfs[:len(c.dfs)-1]
+	if len(c.dfs) > 0 {
+		p := &c.nodes[c.dfs[len(c.dfs)-1].node]
+		p.low = min(p.low, u.low)
+	}
+	if u.low != u.index {
+		return nil
+	}
+	k := len(c.tstack) - 1
+	for c.tstack[k] != top.node {
+		k--
+	}
+	members := c.tstack[k:]
+	c.tstack = c.tstack[:k]
+	comp := c.comps
+	c.comps++
+	for _, m := range members {
+		c.nodes[m].comp = comp
+	}
+	if v := c.l.fairComponent(c.r, c.nodes, members, comp); v != nil {
+		return v
+	}
+	// Only the parents and actions of finished nodes are needed again (for
+	// a stem's path).
+	for _, m := range members {
+		c.nodes[m].s, c.nodes[m].ages, c.nodes[m].edges = nil, nil, nil
+	}
+	return nil
 }
 
 // fairComponent checks the component c (its members) and, when it is
@@ -594,14 +638,18 @@ func (c Config) validateLiveness() error {
 		return outOfRangeOr0("LivenessStates", c.LivenessStates, "need >= 1", "DefaultLivenessStates")
 	case c.FairBound < 0 || c.FairBound > 250:
 		return outOfRange("FairBound", c.FairBound, "need 0 <= bound <= 250 (0: exact weak fairness)")
+	case c.Search != Liveness && c.LivenessStates > 0:
+		return needs("LivenessStates", needsLiveness, "it bounds the starvation search")
+	case c.Search != Liveness && c.FairBound > 0:
+		return needs("FairBound", needsLiveness, "it bounds the starvation search")
 	case c.Search != Liveness:
 		return nil
 	case c.Unordered:
-		return fmt.Errorf("check: Liveness needs FIFO channels (its fairness units are channel heads): leave Unordered out")
-	case c.Crashes > 0 || c.Detector != nil:
-		return fmt.Errorf("check: Liveness is defined without crashes and failure detectors: leave Crashes and Detector out")
-	case c.DiskDir != "":
-		return fmt.Errorf("check: Liveness runs its own search: leave DiskDir out")
+		return excludes("Unordered", needsLiveness, "the starvation search needs FIFO channels: its fairness units are channel heads")
+	case c.Crashes > 0:
+		return excludes("Crashes", needsLiveness, "the starvation search is defined without crashes")
+	case c.Detector != nil:
+		return excludes("Detector", needsLiveness, "the starvation search is defined without failure detectors")
 	}
 	ideals := len(idealsOf(c.Machines[0]))
 	if u := n*n + n + n*ideals; u > maxUnits {

@@ -5,6 +5,13 @@ import "fmt"
 // Search is the search a run makes (Config.Search): what it keeps in
 // memory and what its verdict proves. docs/checker.md, "Choosing a
 // search", compares them.
+//
+// Config.PartialOrder is a bool beside Search, not a Search of its own:
+// it reduces what the depth-first search explores, it does not choose
+// what is searched, so it is orthogonal to the choice (one search today,
+// possibly more later) and the verdict it gives is the depth-first one.
+// A checkpoint's key holds it (a checkpoint needs DepthFirst), as a run
+// with and a run without the reduction visit different states.
 type Search int
 
 const (
@@ -21,8 +28,8 @@ const (
 	// frontier does not fit in memory. Same verdicts and, on an ok run,
 	// the same state count as BreadthFirst; a counterexample is the path
 	// followed, not necessarily a shortest one (docs/design/visited-set.md,
-	// "Depth-first search"). Config.PartialOrder, Config.DiskDir and
-	// Config.Checkpoint need it.
+	// "Depth-first search"). Config.PartialOrder, Config.ExpectedStates,
+	// Config.DiskDir and Config.Checkpoint need it.
 	DepthFirst
 	// Liveness replaces the safety search by the search for starvation
 	// (liveness.go; docs/design/liveness.md): a request that stays pending
@@ -32,7 +39,8 @@ const (
 	// process's continuation graph (Config.LivenessStates); properties are
 	// still checked on every state explored. An ok proves that no such
 	// request starves (docs/design/liveness.md, "What a verdict proves").
-	// FIFO channels, no crash and no detector only.
+	// FIFO channels, no crash and no detector only; Config.LivenessStates
+	// and Config.FairBound need it.
 	Liveness
 )
 

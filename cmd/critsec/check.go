@@ -187,7 +187,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.validate(cmd, pr.Params.N); err != nil {
+	if err := f.validate(cmd); err != nil {
 		return err
 	}
 	crashes, det, err := f.faults.config(cmd.Flags().Changed("detector"))
@@ -310,17 +310,13 @@ func (f *checkFlags) bindCheckpoint(cfg *check.Config, pr *problem) error {
 	return nil
 }
 
-// validate refuses flags that are out of range for an algorithm on n
-// processes, or that do not apply together; check.Config.Validate states
-// the rules of the fields the flags set (checkConfigError).
-func (f *checkFlags) validate(cmd *cobra.Command, n int) error {
+// validate refuses flags that are out of range, or that do not apply
+// together, where no check.Config field states the rule: Config.Validate
+// states the rules of the fields the flags set (checkConfigError).
+func (f *checkFlags) validate(cmd *cobra.Command) error {
 	switch {
-	case n > check.MaxN:
-		return badInput("--n %d is out of range for check: need n <= %d", n, check.MaxN)
 	case f.search != "bfs" && f.search != "dfs":
 		return badInput("--search %q: choose bfs (breadth-first) or dfs (depth-first)", f.search)
-	case f.search == "bfs" && cmd.Flags().Changed("expected-states"):
-		return badInput("--expected-states sizes the depth-first visited set: add --search dfs, or leave it out")
 	case f.search == "dfs" && cmd.Flags().Changed("workers"):
 		return badInput("--workers %d: depth-first search runs on one goroutine; leave --workers out, or use --search bfs", f.workers)
 	case f.timeout < 0:
@@ -420,21 +416,24 @@ func tuneMemory(dfs bool, expected int, maxMemory uint64) {
 // checkFlagOf names the flag that sets each check.Config field critsec
 // check sets from a flag, and what to add when the field is needed.
 var checkFlagOf = map[string]struct{ name, add string }{
-	"Budget":          {"--budget", "--budget B"},
-	"Budgets":         {"--budget", "--budget B"},
-	"Crashes":         {"--crashes", "--crashes C"},
-	"MaxStates":       {"--max-states", "--max-states N"},
-	"Workers":         {"--workers", "--workers W"},
-	"DeadlockStates":  {"--deadlock-states", "--deadlock-states N"},
-	"ExpectedStates":  {"--expected-states", "--expected-states N"},
-	"DepthFirst":      {"--search dfs", "--search dfs"},
-	"PartialOrder":    {"--reduce por", "--reduce por"},
-	"DiskDir":         {"--disk-dir", "--disk-dir DIR"},
-	"Checkpoint":      {"--checkpoint", "--checkpoint DIR"},
-	"CheckpointEvery": {"--checkpoint-every", "--checkpoint-every D"},
-	"Liveness":        {"--liveness", "--liveness"},
-	"LivenessStates":  {"--liveness-states", "--liveness-states N"},
-	"FairBound":       {"--fair-bound", "--fair-bound B"},
+	"Machines":            {"--n", "--n N"},
+	"Unordered":           {"--unordered", "--unordered"},
+	"Detector":            {"--detector", "--detector D"},
+	"Search = DepthFirst": {"--search dfs", "--search dfs"},
+	"Search = Liveness":   {"--liveness", "--liveness"},
+	"Budget":              {"--budget", "--budget B"},
+	"Budgets":             {"--budget", "--budget B"},
+	"Crashes":             {"--crashes", "--crashes C"},
+	"MaxStates":           {"--max-states", "--max-states N"},
+	"Workers":             {"--workers", "--workers W"},
+	"DeadlockStates":      {"--deadlock-states", "--deadlock-states N"},
+	"ExpectedStates":      {"--expected-states", "--expected-states N"},
+	"PartialOrder":        {"--reduce por", "--reduce por"},
+	"DiskDir":             {"--disk-dir", "--disk-dir DIR"},
+	"Checkpoint":          {"--checkpoint", "--checkpoint DIR"},
+	"CheckpointEvery":     {"--checkpoint-every", "--checkpoint-every D"},
+	"LivenessStates":      {"--liveness-states", "--liveness-states N"},
+	"FairBound":           {"--fair-bound", "--fair-bound B"},
 }
 
 // checkConfigError is the one-line bad-input error of err, which
@@ -450,20 +449,27 @@ func checkConfigError(err error, fs *pflag.FlagSet) error {
 	if !ok {
 		return badInput("%v", err)
 	}
-	if fe.Needs == "" {
+	if fe.Needs == "" && fe.Excludes == "" {
 		value := fe.Value
 		if fl := fs.Lookup(strings.TrimPrefix(field.name, "--")); fl != nil {
 			value = fl.Value.String()
 		}
 		return badInput("%s %s %s", field.name, value, fe.Why)
 	}
-	need, ok := checkFlagOf[fe.Needs]
-	if !ok {
-		return badInput("%v", err)
-	}
 	why := ""
 	if fe.Why != "" {
 		why = " (" + fe.Why + ")"
+	}
+	if fe.Excludes != "" {
+		other, ok := checkFlagOf[fe.Excludes]
+		if !ok {
+			return badInput("%v", err)
+		}
+		return badInput("%s does not combine with %s%s: leave %s out", field.name, other.name, why, field.name)
+	}
+	need, ok := checkFlagOf[fe.Needs]
+	if !ok {
+		return badInput("%v", err)
 	}
 	return badInput("%s needs %s%s: add %s, or leave %s out", field.name, need.name, why, need.add, field.name)
 }
@@ -476,7 +482,12 @@ func (f *checkFlags) config(cmd *cobra.Command, pr *problem, ms []cs.Machine, cr
 		MaxStates: f.maxStates, Workers: f.workers, DeadlockStates: f.deadlockStates,
 		Search: f.searchKind(), Progress: f.progressFunc(cmd), MaxMemory: maxMemory / 100 * 70, ExpectedStates: f.expected,
 		Crashes: crashes, Detector: det, PartialOrder: f.reduce == "por", DiskDir: f.diskDir,
-		LivenessStates: f.livenessStates, FairBound: f.fairBound, Fencing: f.fencing,
+		FairBound: f.fairBound, Fencing: f.fencing,
+	}
+	// The flag's default applies to --liveness only; given without it,
+	// the library refuses it.
+	if f.liveness || cmd.Flags().Changed("liveness-states") {
+		cfg.LivenessStates = f.livenessStates
 	}
 	if f.checkpoint != "" {
 		cfg.Checkpoint, cfg.CheckpointEvery = f.checkpoint, f.ckEvery
@@ -751,26 +762,18 @@ type livenessSummary struct {
 	DeadEnds int64 `json:"dead_ends"`
 }
 
-// checkLivenessFlags refuses the flags --liveness does not combine with.
+// checkLivenessFlags refuses the flags --liveness does not combine with
+// that set no check.Config field of their own (Config.Validate refuses
+// the others).
 func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
 	fl := cmd.Flags()
-	if !f.liveness {
-		for _, name := range []string{"liveness-states", "fair-bound"} {
-			if fl.Changed(name) {
-				return badInput("--%s belongs to the starvation search: add --liveness, or leave it out", name)
-			}
-		}
-		return nil
-	}
 	switch {
+	case !f.liveness:
+		return nil
 	case f.tracePath != "" || f.vizPath != "":
 		return badInput("--trace and --viz do not take a starvation lasso yet (the trace format has no cycle): leave them out with --liveness; the path is printed")
-	case f.search != "bfs" || f.reduce != "none" || f.diskDir != "" || fl.Changed("expected-states"):
-		return badInput("--liveness runs its own search: leave --search, --reduce, --disk-dir and --expected-states out")
-	case f.unordered:
-		return badInput("--liveness needs FIFO channels (its fairness units are channel heads): leave --unordered out")
-	case f.faults.crashes > 0 || fl.Changed("detector"):
-		return badInput("--liveness is defined without crashes and failure detectors: leave --crashes and --detector out")
+	case fl.Changed("search"):
+		return badInput("--liveness runs its own search: leave --search out")
 	}
 	return nil
 }

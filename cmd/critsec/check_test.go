@@ -199,6 +199,14 @@ func TestCheckConfigMessages(t *testing.T) {
 		{[]string{"--alg", "ftraymond", "--crashes", "4"}, "critsec: --crashes 4 is out of range: need 0 <= crashes <= n = 3\n"},
 		{[]string{"--timeout", "-3s"}, "critsec: --timeout -3s is out of range: need >= 0 (0: none)\n"},
 		{[]string{"--reduce", "por"}, "critsec: --reduce por needs --search dfs (its cycle proviso uses the depth-first stack): add --search dfs, or leave --reduce por out\n"},
+		{[]string{"--n", "65", "--max-states", "10"}, "critsec: --n 65 is out of range: need 1 <= n <= 64\n"},
+		{[]string{"--expected-states", "5"}, "critsec: --expected-states needs --search dfs (it sizes the depth-first visited set): add --search dfs, or leave --expected-states out\n"},
+		{[]string{"--fair-bound", "2"}, "critsec: --fair-bound needs --liveness (it bounds the starvation search): add --liveness, or leave --fair-bound out\n"},
+		{[]string{"--liveness-states", "10"}, "critsec: --liveness-states needs --liveness (it bounds the starvation search): add --liveness, or leave --liveness-states out\n"},
+		{[]string{"--liveness", "--unordered"}, "critsec: --unordered does not combine with --liveness (the starvation search needs FIFO channels: its fairness units are channel heads): leave --unordered out\n"},
+		{[]string{"--alg", "ftraymond", "--liveness", "--crashes", "1"}, "critsec: --crashes does not combine with --liveness (the starvation search is defined without crashes): leave --crashes out\n"},
+		{[]string{"--alg", "ftraymond", "--liveness", "--detector", "P"}, "critsec: --detector does not combine with --liveness (the starvation search is defined without failure detectors): leave --detector out\n"},
+		{[]string{"--liveness", "--disk-dir", "d"}, "critsec: --disk-dir needs --search dfs (only the depth-first visited set can be kept on disk): add --search dfs, or leave --disk-dir out\n"},
 	} {
 		if code, out := runCheckCLI(t, c.args...); code != 2 || out != c.want {
 			t.Errorf("%v: exit %d, %q; want 2, %q", c.args, code, out, c.want)

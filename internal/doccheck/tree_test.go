@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,64 @@ func TestNoExecutablesOrLargeFiles(t *testing.T) {
 		if info.Size() > maxTracked && !strings.HasPrefix(f.path, "docs/img/") {
 			t.Errorf("%s: %d bytes, over the 1 MiB allowed outside docs/img", f.path, info.Size())
 		}
+	}
+}
+
+// maxFuzzInputs is the most files a tracked fuzz corpus directory
+// (testdata/fuzz/FuzzX) holds: the inputs that once failed, kept as
+// regression tests; what the fuzzer generates stays in its cache.
+const maxFuzzInputs = 10
+
+// generatedCorpora lists, one line each, the fuzz corpus directories among
+// paths that hold more than maxFuzzInputs files.
+func generatedCorpora(paths []string) []string {
+	count := map[string]int{}
+	for _, p := range paths {
+		dir, _ := filepath.Split(filepath.ToSlash(p))
+		dir = strings.TrimSuffix(dir, "/")
+		if parent, fuzz := filepath.Split(dir); strings.HasPrefix(fuzz, "Fuzz") && strings.HasSuffix(parent, "testdata/fuzz/") {
+			count[dir]++
+		}
+	}
+	var bad []string
+	for dir, n := range count {
+		if n > maxFuzzInputs {
+			bad = append(bad, fmt.Sprintf("%s: %d files, over the %d allowed in a fuzz corpus: keep only the inputs that once failed and move seeds into f.Add", dir, n, maxFuzzInputs))
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// TestNoGeneratedFuzzCorpora refuses a tracked fuzz corpus of more than
+// maxFuzzInputs files, which is a generated one.
+func TestNoGeneratedFuzzCorpora(t *testing.T) {
+	_, files := trackedFiles(t)
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	for _, line := range generatedCorpora(paths) {
+		t.Error(line)
+	}
+}
+
+// TestGeneratedCorporaRule: a corpus directory over the limit is named once,
+// with its count; one at the limit, and files that are no corpus, are not.
+func TestGeneratedCorporaRule(t *testing.T) {
+	var paths []string
+	for i := range maxFuzzInputs + 1 {
+		paths = append(paths, fmt.Sprintf("coterie/testdata/fuzz/FuzzRead/%02d", i))
+	}
+	for i := range maxFuzzInputs {
+		paths = append(paths, fmt.Sprintf("wal/testdata/fuzz/FuzzOpen/%02d", i), fmt.Sprintf("wal/testdata/golden/%02d", i), fmt.Sprintf("wal/testdata/fuzz/x%02d", i))
+	}
+	for i := range maxFuzzInputs + 1 {
+		paths = append(paths, fmt.Sprintf("wal/testdata/other/FuzzOpen/%02d", i))
+	}
+	want := []string{fmt.Sprintf("coterie/testdata/fuzz/FuzzRead: %d files, over the %d allowed in a fuzz corpus: keep only the inputs that once failed and move seeds into f.Add", maxFuzzInputs+1, maxFuzzInputs)}
+	if got := generatedCorpora(paths); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
