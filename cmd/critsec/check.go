@@ -774,6 +774,13 @@ func (f *checkFlags) checkLivenessFlags(cmd *cobra.Command) error {
 		return badInput("--trace and --viz do not take a starvation lasso yet (the trace format has no cycle): leave them out with --liveness; the path is printed")
 	case fl.Changed("search"):
 		return badInput("--liveness runs its own search: leave --search out")
+	case f.reduce != "none":
+		return badInput("--reduce %s reduces the depth-first safety search, not the starvation search: leave --reduce out with --liveness", f.reduce)
+	}
+	for _, name := range []string{"disk-dir", "expected-states", "checkpoint"} {
+		if fl.Changed(name) {
+			return badInput("--%s belongs to the depth-first safety search; the starvation search keeps its own states in memory: leave --%s out with --liveness", name, name)
+		}
 	}
 	return nil
 }

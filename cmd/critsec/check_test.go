@@ -206,7 +206,8 @@ func TestCheckConfigMessages(t *testing.T) {
 		{[]string{"--liveness", "--unordered"}, "critsec: --unordered does not combine with --liveness (the starvation search needs FIFO channels: its fairness units are channel heads): leave --unordered out\n"},
 		{[]string{"--alg", "ftraymond", "--liveness", "--crashes", "1"}, "critsec: --crashes does not combine with --liveness (the starvation search is defined without crashes): leave --crashes out\n"},
 		{[]string{"--alg", "ftraymond", "--liveness", "--detector", "P"}, "critsec: --detector does not combine with --liveness (the starvation search is defined without failure detectors): leave --detector out\n"},
-		{[]string{"--liveness", "--disk-dir", "d"}, "critsec: --disk-dir needs --search dfs (only the depth-first visited set can be kept on disk): add --search dfs, or leave --disk-dir out\n"},
+		{[]string{"--liveness", "--disk-dir", "d"}, "critsec: --disk-dir belongs to the depth-first safety search; the starvation search keeps its own states in memory: leave --disk-dir out with --liveness\n"},
+		{[]string{"--liveness", "--reduce", "por"}, "critsec: --reduce por reduces the depth-first safety search, not the starvation search: leave --reduce out with --liveness\n"},
 	} {
 		if code, out := runCheckCLI(t, c.args...); code != 2 || out != c.want {
 			t.Errorf("%v: exit %d, %q; want 2, %q", c.args, code, out, c.want)
