@@ -333,6 +333,7 @@ type engine struct {
 	lastDeliver float64 // the time of the last message delivered
 	starve      float64
 	cutQuiet    float64 // the drain's time limit, when it cut the drain
+	stuck       string  // a drain's deadlock, for verdicts to judge
 	entryW      hist
 	exitW       hist
 	res         Result
@@ -560,12 +561,13 @@ func (e *engine) loop() {
 		if e.stopping && (!e.cfg.Property.IsGlobal() || judge.Blocks(cs.ID(id), nd.pending == cs.Entry)) {
 			continue
 		}
-		e.curKind = 0
-		why := "no event left"
 		if e.stopping {
-			why = "the drain ended with no event left and no bound holding it"
+			// Judged by verdicts, after a starvation seen up to the stop.
+			e.stuck = fmt.Sprintf("the drain ended with no event left and no bound holding it while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime)
+			return
 		}
-		e.fail(KindDeadlock, fmt.Sprintf("%s while P%d's %s request (made at t=%g) is pending", why, id, nd.pending, nd.reqTime))
+		e.curKind = 0
+		e.fail(KindDeadlock, fmt.Sprintf("no event left while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime))
 		return
 	}
 	if !e.stopping {
