@@ -255,34 +255,37 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 
 // simSummary is the --json output; field order is the key order.
 type simSummary struct {
-	Result           string      `json:"result"`
-	Config           simConfig   `json:"config"`
-	Stop             string      `json:"stop"`
-	Drained          bool        `json:"drained"`
-	DrainCut         string      `json:"drain_cut,omitempty"`
-	StarveBound      float64     `json:"starve_bound"`
-	Entries          int64       `json:"entries"`
-	Exits            int64       `json:"exits"`
-	Messages         int64       `json:"messages"`
-	Words            int64       `json:"words"`
-	MessagesPerEntry float64     `json:"messages_per_entry"`
-	WordsPerEntry    float64     `json:"words_per_entry"`
-	Delivered        int64       `json:"delivered"`
-	InFlight         int64       `json:"in_flight"`
-	Pending          int         `json:"pending"`
-	PendingExits     int         `json:"pending_exits"`
-	Unheld           int         `json:"unheld"`
-	EntryWait        sim.Waits   `json:"entry_wait"`
-	ExitWait         sim.Waits   `json:"exit_wait"`
-	Throughput       float64     `json:"throughput"`
-	InCSTime         []float64   `json:"incs_time"`
-	MinInCS          int         `json:"min_incs"`
-	MaxInCS          int         `json:"max_incs"`
-	MeanInCS         float64     `json:"mean_incs"`
-	Events           int64       `json:"events"`
-	EndTime          float64     `json:"end_time"`
-	Violation        *simViolate `json:"violation,omitempty"`
-	Faults           *simFaults  `json:"faults,omitempty"`
+	Result           string    `json:"result"`
+	Config           simConfig `json:"config"`
+	Stop             string    `json:"stop"`
+	Drained          bool      `json:"drained"`
+	DrainCut         string    `json:"drain_cut,omitempty"`
+	StarveBound      float64   `json:"starve_bound"`
+	Entries          int64     `json:"entries"`
+	Exits            int64     `json:"exits"`
+	Messages         int64     `json:"messages"`
+	Words            int64     `json:"words"`
+	MessagesPerEntry float64   `json:"messages_per_entry"`
+	WordsPerEntry    float64   `json:"words_per_entry"`
+	Delivered        int64     `json:"delivered"`
+	InFlight         int64     `json:"in_flight"`
+	Pending          int       `json:"pending"`
+	PendingExits     int       `json:"pending_exits"`
+	Unheld           int       `json:"unheld"`
+	// Undecided counts the requests pending at the end of an ok run that
+	// was not drained: none is starved yet, but the run cannot tell.
+	Undecided  int         `json:"undecided"`
+	EntryWait  sim.Waits   `json:"entry_wait"`
+	ExitWait   sim.Waits   `json:"exit_wait"`
+	Throughput float64     `json:"throughput"`
+	InCSTime   []float64   `json:"incs_time"`
+	MinInCS    int         `json:"min_incs"`
+	MaxInCS    int         `json:"max_incs"`
+	MeanInCS   float64     `json:"mean_incs"`
+	Events     int64       `json:"events"`
+	EndTime    float64     `json:"end_time"`
+	Violation  *simViolate `json:"violation,omitempty"`
+	Faults     *simFaults  `json:"faults,omitempty"`
 }
 
 type simConfig struct {
@@ -354,6 +357,11 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		s.Result = "violation"
 		s.Violation = &simViolate{Kind: v.Kind, Time: v.Time, Event: v.Event, Detail: v.Detail, InCS: append([]cs.ID{}, v.InCS...)}
 	}
+	if s.Result == "ok" && !r.Drained && r.Stop != sim.StopIdle {
+		// Not starved yet is not served: without a drain the run cannot
+		// tell whether its pending requests would complete.
+		s.Undecided = r.Pending
+	}
 	return s
 }
 
@@ -381,9 +389,12 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if s.DrainCut != "" {
 		stop += ", then the drain was cut"
 	}
-	if s.Stop == sim.StopViolation {
+	switch {
+	case s.Stop == sim.StopViolation:
 		fmt.Fprintf(w, "result: %s\n", s.Result)
-	} else {
+	case s.Undecided > 0:
+		fmt.Fprintf(w, "result: %s (undecided: %d requests pending, none yet starved under the bound B=%.6g; %s)\n", s.Result, s.Undecided, s.StarveBound, stop)
+	default:
 		fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
 	}
 	if v := s.Violation; v != nil {
