@@ -255,37 +255,35 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 
 // simSummary is the --json output; field order is the key order.
 type simSummary struct {
-	Result           string    `json:"result"`
-	Config           simConfig `json:"config"`
-	Stop             string    `json:"stop"`
-	Drained          bool      `json:"drained"`
-	DrainCut         string    `json:"drain_cut,omitempty"`
-	StarveBound      float64   `json:"starve_bound"`
-	Entries          int64     `json:"entries"`
-	Exits            int64     `json:"exits"`
-	Messages         int64     `json:"messages"`
-	Words            int64     `json:"words"`
-	MessagesPerEntry float64   `json:"messages_per_entry"`
-	WordsPerEntry    float64   `json:"words_per_entry"`
-	Delivered        int64     `json:"delivered"`
-	InFlight         int64     `json:"in_flight"`
-	Pending          int       `json:"pending"`
-	PendingExits     int       `json:"pending_exits"`
-	Unheld           int       `json:"unheld"`
-	// Undecided counts the requests pending at the end of an ok run that
-	// was not drained: none is starved yet, but the run cannot tell.
-	Undecided  int         `json:"undecided"`
-	EntryWait  sim.Waits   `json:"entry_wait"`
-	ExitWait   sim.Waits   `json:"exit_wait"`
-	Throughput float64     `json:"throughput"`
-	InCSTime   []float64   `json:"incs_time"`
-	MinInCS    int         `json:"min_incs"`
-	MaxInCS    int         `json:"max_incs"`
-	MeanInCS   float64     `json:"mean_incs"`
-	Events     int64       `json:"events"`
-	EndTime    float64     `json:"end_time"`
-	Violation  *simViolate `json:"violation,omitempty"`
-	Faults     *simFaults  `json:"faults,omitempty"`
+	Result           string      `json:"result"`
+	Config           simConfig   `json:"config"`
+	Stop             string      `json:"stop"`
+	Drained          bool        `json:"drained"`
+	DrainCut         string      `json:"drain_cut,omitempty"`
+	StarveBound      float64     `json:"starve_bound"`
+	Entries          int64       `json:"entries"`
+	Exits            int64       `json:"exits"`
+	Messages         int64       `json:"messages"`
+	Words            int64       `json:"words"`
+	MessagesPerEntry float64     `json:"messages_per_entry"`
+	WordsPerEntry    float64     `json:"words_per_entry"`
+	Delivered        int64       `json:"delivered"`
+	InFlight         int64       `json:"in_flight"`
+	Pending          int         `json:"pending"`
+	PendingExits     int         `json:"pending_exits"`
+	Unheld           int         `json:"unheld"`
+	Undecided        int         `json:"undecided"` // requests pending at an ok end without a drain: not starved yet, not judged
+	EntryWait        sim.Waits   `json:"entry_wait"`
+	ExitWait         sim.Waits   `json:"exit_wait"`
+	Throughput       float64     `json:"throughput"`
+	InCSTime         []float64   `json:"incs_time"`
+	MinInCS          int         `json:"min_incs"`
+	MaxInCS          int         `json:"max_incs"`
+	MeanInCS         float64     `json:"mean_incs"`
+	Events           int64       `json:"events"`
+	EndTime          float64     `json:"end_time"`
+	Violation        *simViolate `json:"violation,omitempty"`
+	Faults           *simFaults  `json:"faults,omitempty"`
 }
 
 type simConfig struct {
