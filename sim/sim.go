@@ -40,7 +40,9 @@
 // others completed requests is a starvation, and requests pending while
 // messages circulate with no state change for as long are a livelock
 // (verdict.go); the drain is bounded in simulated time and in events, and
-// a drain cut short says so (Result.DrainCut).
+// a drain cut short says so (Result.DrainCut). A drain that ends with no
+// event left while a request that no bound holds is pending is a deadlock,
+// unless a starvation was seen up to the stop: verdict.go gives the order.
 //
 // Memory does not grow with simulated time: waiting times go to fixed-size
 // log-linear histograms (quantiles within HistRelErr), and the queues hold
