@@ -40,7 +40,9 @@
 // others completed requests is a starvation, and requests pending while
 // messages circulate with no state change for as long are a livelock
 // (verdict.go); the drain is bounded in simulated time and in events, and
-// a drain cut short says so (Result.DrainCut).
+// a drain cut short says so (Result.DrainCut). A drain that ends with no
+// event left while a request that no bound holds is pending is a deadlock,
+// unless a starvation was seen up to the stop: verdict.go gives the order.
 //
 // Memory does not grow with simulated time: waiting times go to fixed-size
 // log-linear histograms (quantiles within HistRelErr), and the queues hold
@@ -333,6 +335,7 @@ type engine struct {
 	lastDeliver float64 // the time of the last message delivered
 	starve      float64
 	cutQuiet    float64 // the drain's time limit, when it cut the drain
+	stuck       string  // a drain's deadlock, for verdicts to judge
 	entryW      hist
 	exitW       hist
 	res         Result
@@ -560,12 +563,13 @@ func (e *engine) loop() {
 		if e.stopping && (!e.cfg.Property.IsGlobal() || judge.Blocks(cs.ID(id), nd.pending == cs.Entry)) {
 			continue
 		}
-		e.curKind = 0
-		why := "no event left"
 		if e.stopping {
-			why = "the drain ended with no event left and no bound holding it"
+			// Judged by verdicts, after a starvation seen up to the stop.
+			e.stuck = fmt.Sprintf("the drain ended with no event left and no bound holding it while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime)
+			return
 		}
-		e.fail(KindDeadlock, fmt.Sprintf("%s while P%d's %s request (made at t=%g) is pending", why, id, nd.pending, nd.reqTime))
+		e.curKind = 0
+		e.fail(KindDeadlock, fmt.Sprintf("no event left while P%d's %s request (made at t=%g) is pending", id, nd.pending, nd.reqTime))
 		return
 	}
 	if !e.stopping {

@@ -60,7 +60,7 @@ func (e *engine) drainCut() bool {
 	if limit := e.drainTime(); (next.kind == evArrive || next.kind == evHandle) && next.t > since+limit {
 		e.now = max(e.now, since+limit)
 		e.cutQuiet = limit
-		e.res.DrainCut = fmt.Sprintf("the drain reached its time limit: no state change for %.6g time units (since t=%.6g)", limit, since)
+		e.res.DrainCut = fmt.Sprintf("the drain reached its time limit: no state change for %.6g time units (since t=%.6g; the limit is %.6g from the later of that and the stop at t=%.6g)", e.now-e.lastState, e.lastState, limit, e.stopAt)
 		return true
 	}
 	limit := e.cfg.DrainEvents
@@ -74,11 +74,18 @@ func (e *engine) drainCut() bool {
 	return false
 }
 
-// verdicts gives the verdicts of the end of a run that no check stopped:
-// a starvation, observed up to the stop of the workload (a drain makes no
-// new entries, so the exits it leaves waiting are not starved), then a
-// livelock at the end, then a cut drain, which leaves the run
-// incomplete.
+// verdicts gives the verdicts of the end of a run that no check stopped,
+// the most precise true statement first that trace check can confirm: a
+// starvation, observed up to the stop of the workload (a drain makes no
+// new entries, so the exits it leaves waiting are not starved; the
+// starved request is still pending at the end); then a drain that ended
+// with no event left and a request that no bound holds (a deadlock of the
+// drain only: the workload would have made more entries, which is why a
+// trace cannot confirm it, and why a starvation before the stop comes
+// first); then a livelock at the end, then a cut drain, which leaves the
+// run incomplete. A deadlock without a drain (no event left) stopped the
+// run before: every live process waits for ever, which says more than a
+// starvation.
 func (e *engine) verdicts() {
 	if e.res.Violation != nil || e.res.Stop == StopMemory {
 		return
@@ -88,7 +95,12 @@ func (e *engine) verdicts() {
 	}
 	e.res.StarveBound = e.starve
 	e.curKind = 0
-	if !e.starved() && !e.livelocked() {
+	switch {
+	case e.starved(), e.stuck == "" && e.livelocked():
+	case e.stuck != "":
+		e.fail(KindDeadlock, e.stuck)
+		return
+	default:
 		return
 	}
 	e.res.Violation.Event = "end of the run"

@@ -221,3 +221,72 @@ func TestVerdictConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictsConfirmed: for seeded runs that end in each kind of verdict,
+// trace check confirms the verdict the trace ends with (or, for ok, finds
+// nothing wrong and no claim). Forest after a crash with the drain starves
+// P7 before the stop and its drain ends with no event left: the verdict is
+// the starvation, which the trace shows, not the drain's deadlock, which no
+// trace can show while processes could still call Entry. A deadlock
+// without a drain, every live process waiting, is confirmed.
+func TestVerdictsConfirmed(t *testing.T) {
+	gcsPaper := func(drain bool) sim.Config {
+		a, err := alg.Lookup("gcs-paper")
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := a.SpecFor(4, 1, 2)
+		spec.Coterie = "majority"
+		pr, ms, err := alg.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 5, Drain: true, Seed: 17}
+		if !drain {
+			cfg.Entries, cfg.MaxTime, cfg.Drain = 0, 3000, false
+		}
+		return cfg
+	}
+	forestDrained := func(seed uint64) sim.Config {
+		cfg := build(t, "forest", "", 15, 0, 5)
+		cfg.MaxTime, cfg.Drain, cfg.Seed = 600, true, seed
+		cfg.Crashes = []sim.Crash{{At: 100, Node: 2}}
+		return cfg
+	}
+	raymond := build(t, "raymond", "", 10, 0, 3)
+	raymond.Lambda, raymond.Entries, raymond.Drain = 0.1, 500, true
+	for _, c := range []struct {
+		name string
+		alg  string
+		cfg  sim.Config
+		kind string // "" for ok
+		want trace.Confirmation
+	}{
+		{"ok", "raymond", raymond, "", trace.NoClaim},
+		{"deadlock", "gcs-paper", gcsPaper(false), sim.KindDeadlock, trace.Confirmed},
+		{"deadlock in the drain", "gcs-paper", gcsPaper(true), sim.KindDeadlock, trace.CannotConfirm},
+		{"starvation", "forest", forestCrash(t, 300), sim.KindStarvation, trace.Confirmed},
+		{"starvation, drained", "forest", forestDrained(1), sim.KindStarvation, trace.Confirmed},
+		{"livelock", "lkcs", lkcsCrash(t), sim.KindLivelock, trace.Confirmed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var initial []cs.ID
+			for i, m := range c.cfg.Machines {
+				if m.State() == cs.InCS {
+					initial = append(initial, cs.ID(i+1))
+				}
+			}
+			res, b := tracedWith(t, c.cfg, trace.Header{Alg: c.alg, Initial: initial})
+			kind := ""
+			if v := res.Violation; v != nil {
+				kind = v.Kind
+			}
+			if kind != c.kind {
+				t.Fatalf("verdict %+v, want %q", res.Violation, c.kind)
+			}
+			if rep := checkTrace(t, b); rep.Confirmation != c.want || c.kind != "" && rep.Claim.Kind != c.kind {
+				t.Fatalf("trace check: %s (claim %+v): %s; want %s", rep.Confirmation, rep.Claim, rep.ClaimNote, c.want)
+			}
+		})
+	}
+}

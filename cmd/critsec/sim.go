@@ -272,6 +272,7 @@ type simSummary struct {
 	Pending          int         `json:"pending"`
 	PendingExits     int         `json:"pending_exits"`
 	Unheld           int         `json:"unheld"`
+	Undecided        int         `json:"undecided"` // requests pending at an ok end without a drain: not starved yet, not judged
 	EntryWait        sim.Waits   `json:"entry_wait"`
 	ExitWait         sim.Waits   `json:"exit_wait"`
 	Throughput       float64     `json:"throughput"`
@@ -354,6 +355,11 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		s.Result = "violation"
 		s.Violation = &simViolate{Kind: v.Kind, Time: v.Time, Event: v.Event, Detail: v.Detail, InCS: append([]cs.ID{}, v.InCS...)}
 	}
+	if s.Result == "ok" && !r.Drained && r.Stop != sim.StopIdle {
+		// Not starved yet is not served: without a drain the run cannot
+		// tell whether its pending requests would complete.
+		s.Undecided = r.Pending
+	}
 	return s
 }
 
@@ -381,9 +387,12 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	if s.DrainCut != "" {
 		stop += ", then the drain was cut"
 	}
-	if s.Stop == sim.StopViolation {
+	switch {
+	case s.Stop == sim.StopViolation:
 		fmt.Fprintf(w, "result: %s\n", s.Result)
-	} else {
+	case s.Undecided > 0:
+		fmt.Fprintf(w, "result: %s (undecided: %d requests pending, none yet starved under the bound B=%.6g; %s)\n", s.Result, s.Undecided, s.StarveBound, stop)
+	default:
 		fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
 	}
 	if v := s.Violation; v != nil {
