@@ -107,18 +107,24 @@ func tokenRows(d *data) []row {
 	light, heavy := ls[0], 1.0
 	lights := slices.DeleteFunc(slices.Clone(ls), func(l float64) bool { return l > 0.01 })
 	heavies := slices.DeleteFunc(slices.Clone(ls), func(l float64) bool { return l < 1 })
-	upTo1 := slices.DeleteFunc(slices.Clone(ls), func(l float64) bool { return l > 1 })
 	most := func(n int) bool { return 2*n > len(ls) }
 
 	dA, notA := best(d, "forest", settingA, "avg_delay")
 	dC, notC := best(d, "forest", settingC, "avg_delay")
 	mA, notM := best(d, "forest", settingA, "msgs_per_entry")
 
-	var gain []float64 // forest-random's delay over forest's, λ ≤ 1
-	for _, l := range upTo1 {
-		gain = append(gain, bv(d, "forest-random", settingA, l, "avg_delay")/bv(d, "forest", settingA, l, "avg_delay")-1)
+	var gain []float64       // forest-random's delay over forest's, λ ≤ 1
+	var randomLess []float64 // the rates where forest-random waits less
+	for _, l := range ls {
+		g := bv(d, "forest-random", settingA, l, "avg_delay")/bv(d, "forest", settingA, l, "avg_delay") - 1
+		if l <= 1 {
+			gain = append(gain, g)
+		}
+		if g <= 0 {
+			randomLess = append(randomLess, l)
+		}
 	}
-	small := slices.Min(gain) > 0 && slices.Max(gain) <= 0.2
+	small := slices.Min(gain) > 0 && slices.Max(gain) <= 0.2 && len(randomLess) == 0
 
 	flat, rise := 0.0, true
 	for _, a := range compared {
@@ -228,9 +234,10 @@ func tokenRows(d *data) []row {
 		{
 			where:   "Figure 3(a)",
 			claim:   "the last-seen heuristic improves the delay \"by only a small amount\"",
-			result:  fmt.Sprintf("random choice waits %s–%s longer for λ ≤ 1 (tolerance: more than 0, at most 20 %%); at λ = 3 and 10 it waits less (%s against %s)", pct(slices.Min(gain)), pct(slices.Max(gain)), list(over(d, "forest-random", settingA, "avg_delay", ls[len(ls)-2:]), 2), list(over(d, "forest", settingA, "avg_delay", ls[len(ls)-2:]), 2)),
+			result:  fmt.Sprintf("random choice waits %s–%s longer for λ ≤ 1%s (tolerance: longer at every λ, by at most 20 %%)", pct(slices.Min(gain)), pct(slices.Max(gain)), waitsLess(d, randomLess)),
 			command: bvCmd,
-			verdict: verdict(small, DiffersOpen),
+			verdict: verdict(small, Differs),
+			why:     "a small improvement up to λ = 1, as the paper says, but none at saturation: there last seen pins each node to one token's group, the K groups of the partitioning of section 5 (token-k-mutex.md), while a random choice spreads the requests over the K tokens",
 		},
 		{
 			where:   "Figure 3(a)",
@@ -376,4 +383,13 @@ func spreadLight(d *data, ls []float64) float64 {
 		s = math.Max(s, slices.Max(xs)/slices.Min(xs)-1)
 	}
 	return s
+}
+
+// waitsLess says where forest-random waits less than forest in setting A,
+// at the rates ls, with both delays.
+func waitsLess(d *data, ls []float64) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, "avg_delay", ls), 2), list(over(d, "forest", settingA, "avg_delay", ls), 2))
 }
