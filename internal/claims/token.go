@@ -352,7 +352,7 @@ func tokenRows(d *data) []row {
 		{
 			where:   "section 4 (Figure 5)",
 			claim:   "all messages but TOKEN have a fixed size; a TOKEN grows at most linearly in N",
-			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent at λ = 10, K = 3, 3000 entries, N = 30, 60, 120: `forest-paper` 24, 36, 72 words, `forest` 32, 56, 107",
+			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends) at λ = 10, K = 3, 3000 entries, N = 30, 60, 120: `forest-paper` 24, 36, 72 words, `forest` 32, 56, 107",
 			command: "critsec sim --alg forest --n 120 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 10 --entries 3000 --seed 1 --trace tokens.jsonl",
 			verdict: Reproduced,
 		},
