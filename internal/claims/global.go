@@ -166,7 +166,7 @@ func globalRows(d *data) []row {
 			verdict: verdict(gdev <= tol, DiffersOpen),
 		},
 		{
-			where:   "section 1 (against O(n) algorithms)",
+			where:   "section 2 (against O(n) algorithms)",
 			claim:   "O(|Q|), typically O(√n), where earlier k-mutex and the local algorithm on a complete graph cost O(n)",
 			result:  fmt.Sprintf("asymptotically yes, with constants 8 (k-mutex) and 16 (GCS) per quorum member: against Raymond's k-mutex (2(n−1)) at light load, k-mutex on the grid is cheaper from n = %s (%s against %s; not at n = %s), GCS from n = %s (%s against %s; not at n = %s) of the sizes measured", f(kn, 0), f(km, 1), f(kr, 1), f(kb, 0), f(gn, 0), f(gm, 1), f(gr, 1), f(gb, 0)),
 			command: messagesCmd,
