@@ -531,17 +531,7 @@ func TestRegistry(t *testing.T) {
 // same run, its pending exits held by l.
 func TestDeadlockInTheDrain(t *testing.T) {
 	run := func(name string) *sim.Result {
-		a, err := alg.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := a.SpecFor(4, 1, 2)
-		spec.Coterie = "majority"
-		pr, ms, err := alg.Build(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := sim.Run(sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 5, Drain: true, Seed: 17})
+		res, err := sim.Run(majority4(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -620,4 +610,22 @@ func TestUnheldAtDeadlock(t *testing.T) {
 	if v := res.Violation; v == nil || v.Kind != sim.KindDeadlock || res.Pending != 2 || res.Unheld != 2 {
 		t.Fatalf("violation %v, %d pending, %d unheld; want a deadlock with 2 of each", v, res.Pending, res.Unheld)
 	}
+}
+
+// majority4 is the run TestDeadlockInTheDrain and TestVerdictsConfirmed
+// share: algorithm name for (1,2) on the majority coterie of 4, five
+// entries at λ = 1 with seed 17, drained.
+func majority4(t *testing.T, name string) sim.Config {
+	t.Helper()
+	a, err := alg.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := a.SpecFor(4, 1, 2)
+	spec.Coterie = "majority"
+	pr, ms, err := alg.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 5, Drain: true, Seed: 17}
 }

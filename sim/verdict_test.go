@@ -231,17 +231,7 @@ func TestVerdictConfig(t *testing.T) {
 // without a drain, every live process waiting, is confirmed.
 func TestVerdictsConfirmed(t *testing.T) {
 	gcsPaper := func(drain bool) sim.Config {
-		a, err := alg.Lookup("gcs-paper")
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := a.SpecFor(4, 1, 2)
-		spec.Coterie = "majority"
-		pr, ms, err := alg.Build(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := sim.Config{Machines: ms, Property: pr.Property, Lambda: 1, E: 1, Tt: 1, TransitDist: sim.Exp, Entries: 5, Drain: true, Seed: 17}
+		cfg := majority4(t, "gcs-paper")
 		if !drain {
 			cfg.Entries, cfg.MaxTime, cfg.Drain = 0, 3000, false
 		}
