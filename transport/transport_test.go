@@ -256,8 +256,14 @@ func TestConfirmedAtOnce(t *testing.T) {
 	if delivered != d.Seq {
 		t.Fatalf("P2 holds seq %d from P1 while its channel counts %d delivered: a confirmation now is dropped", d.Seq, delivered)
 	}
+	if u := p1.Unacked(); u != 1 {
+		t.Fatalf("P1 counts %d messages unacknowledged before P2 confirms, want 1", u)
+	}
 	p2.Confirm(d.From, d.Seq)
 	waitFor(t, "P1 seeing it acknowledged", func() bool { return p1.Acked(2) == d.Seq })
+	if u := p1.Unacked(); u != 0 {
+		t.Fatalf("P1 counts %d messages unacknowledged once P2 confirmed, want 0", u)
+	}
 }
 
 // expectDelivery waits for a message from `from` at tr.
