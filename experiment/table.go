@@ -431,7 +431,7 @@ func render(p *plot.Plot, format string) (wt io.WriterTo, err error) {
 	defer func() { p.Legend = legend }()
 	var lw vg.Length
 	if r := legend.Rectangle(draw.Canvas{}); r.Max.X > r.Min.X {
-		lw = r.Max.X - r.Min.X + vg.Points(12)
+		lw = (r.Max.X-r.Min.X)*1.1 + vg.Points(12) // text drawn in a PNG may run wider than measured
 	}
 	c, err := draw.NewFormattedCanvas(w+lw, h, format)
 	if err != nil {
