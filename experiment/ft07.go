@@ -545,7 +545,8 @@ func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 			}
 			b := &bars[l][j]
 			b.XYs = append(b.XYs, xy)
-			b.YErrors = append(b.YErrors, struct{ Low, High float64 }{h, h})
+			// Resources in use cannot be negative: the bar stops at 0.
+			b.YErrors = append(b.YErrors, struct{ Low, High float64 }{min(h, max(xy.Y, 0)), h})
 		}
 		lines[l] = ls
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/critsec/critsec/alg"
 	"github.com/critsec/critsec/alg/ftraymond"
@@ -122,22 +121,43 @@ func (c FTGCS) run(name string, n, l, k int, cfg sim.Config, traceIt bool) (*sim
 	return res, evs, pr.Params.Initial, nil
 }
 
-// Timeline runs ftgcs once through c's crashes (seed c.Seed) and returns
-// #InCS over time: per time step of width Bin, the time-weighted mean, the
-// minimum and the maximum of the live processes InCS, the live processes
-// at the step's end, and l and k. It also returns the crashes.
-func (c FTGCS) Timeline() (*Table, []sim.Crash, error) {
-	crashes := c.schedule(c.N, c.Random, c.Seed)
-	end := c.end(crashes)
-	_, evs, initial, err := c.run(FTGCSName, c.N, c.L, c.K, sim.Config{MaxTime: end, Seed: c.Seed, Crashes: crashes}, true)
-	if err != nil {
-		return nil, nil, err
+// Timeline runs ftgcs through c's crashes c.Seeds times (seeds c.Seed,
+// c.Seed+1, ...; with random crashes each run draws its own), every run
+// until After past To, and returns #InCS over time: per time step of width
+// Bin, the mean over the runs of each run's time-weighted mean, the
+// minimum and the maximum over the runs of the live processes InCS, the
+// mean of the live processes at the step's end, and l and k.
+func (c FTGCS) Timeline() (*Table, error) {
+	end := c.end(c.Crashes)
+	type step struct {
+		mean, live float64
+		lo, hi     int
+	}
+	var agg []step
+	runs := max(c.Seeds, 1)
+	for i := range runs {
+		seed := c.Seed + uint64(i)
+		_, evs, initial, err := c.run(FTGCSName, c.N, c.L, c.K, sim.Config{MaxTime: end, Seed: seed, Crashes: c.schedule(c.N, c.Random, seed)}, true)
+		if err != nil {
+			return nil, err
+		}
+		j := 0
+		steps(evs, c.N, initial, c.Bin, end, func(_, mean float64, lo, hi, live int) {
+			if j == len(agg) {
+				agg = append(agg, step{lo: lo, hi: hi})
+			}
+			s := &agg[j]
+			s.mean += mean / float64(runs)
+			s.live += float64(live) / float64(runs)
+			s.lo, s.hi = min(s.lo, lo), max(s.hi, hi)
+			j++
+		})
 	}
 	t := &Table{LabelName: "alg", Header: []string{"t", "incs_mean", "incs_min", "incs_max", "live", "l", "k"}}
-	steps(evs, c.N, initial, c.Bin, end, func(at, mean float64, lo, hi, live int) {
-		t.Add(FTGCSName, at, mean, float64(lo), float64(hi), float64(live), float64(c.L), float64(c.K))
-	})
-	return t, crashes, nil
+	for j, s := range agg {
+		t.Add(FTGCSName, float64(j)*c.Bin, s.mean, float64(s.lo), float64(s.hi), s.live, float64(c.L), float64(c.K))
+	}
+	return t, nil
 }
 
 // Messages returns messages per Entry+Exit pair (Messages / Entries of a
@@ -271,48 +291,61 @@ func RecoveryCDF(crashes *Table) (*Table, error) {
 	return t, nil
 }
 
-// PlotTimeline draws Timeline's table into path: the mean and the minimum
-// of #InCS per time step, l and k as lines, and a triangle on the time
-// axis at each crash.
-func PlotTimeline(t *Table, crashes []sim.Crash, n, l, k int, path string) error {
-	p, err := t.chart(Chart{Title: fmt.Sprintf("ftgcs: live processes InCS through crashes (n = %d, l = %d, k = %d)", n, l, k),
-		X: "t", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS (mean over each step)"})
+// PlotTimeline draws Timeline's table into path: the mean of #InCS per
+// time step, the band from the minimum to the maximum over the runs and
+// the step, l and k as lines, and a triangle on the time axis at each
+// crash when every run has the same; the title says what the band is and,
+// with random crashes, where they fall.
+func (c FTGCS) PlotTimeline(t *Table, path string) error {
+	crashes := fmt.Sprintf("%d random crashes per run in %g..%g", c.Random, c.From, c.To)
+	if c.Crashes != nil {
+		crashes = fmt.Sprintf("%d crashes", len(c.Crashes))
+	}
+	p, err := t.chart(Chart{Title: fmt.Sprintf("ftgcs: live processes InCS, n = %d, l = %d, k = %d, %s\nmean over %d runs; band: minimum to maximum over the runs in each step of %g",
+		c.N, c.L, c.K, crashes, max(c.Seeds, 1), c.Bin),
+		X: "t", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS", Dense: true})
 	if err != nil {
 		return err
 	}
 	ti, _ := t.Column("t")
-	mi, _ := t.Column("incs_min")
-	minXY := make(plotter.XYs, len(t.Rows))
-	for i, r := range t.Rows {
-		minXY[i] = plotter.XY{X: r[ti], Y: r[mi]}
+	lo, _ := t.Column("incs_min")
+	hi, _ := t.Column("incs_max")
+	band := make(plotter.XYs, 0, 2*len(t.Rows))
+	for _, r := range t.Rows {
+		band = append(band, plotter.XY{X: r[ti], Y: r[lo]})
 	}
+	for i := len(t.Rows) - 1; i >= 0; i-- {
+		band = append(band, plotter.XY{X: t.Rows[i][ti], Y: t.Rows[i][hi]})
+	}
+	poly, err := plotter.NewPolygon(band)
+	if err != nil {
+		return err
+	}
+	r, g, b, _ := palette[0].RGBA()
+	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}
+	poly.LineStyle.Width = 0
+	p.Add(poly)
+	p.Legend.Add("minimum to maximum", poly)
 	end := 0.0
 	if len(t.Rows) > 0 {
 		end = t.Rows[len(t.Rows)-1][ti]
 	}
-	for _, s := range []struct {
+	for i, s := range []struct {
 		name string
-		xy   plotter.XYs
-		c    color.Color
-		dash bool
-	}{
-		{"minimum over each step", minXY, palette[2], false},
-		{fmt.Sprintf("l = %d", l), plotter.XYs{{X: 0, Y: float64(l)}, {X: end, Y: float64(l)}}, color.Black, true},
-		{fmt.Sprintf("k = %d", k), plotter.XYs{{X: 0, Y: float64(k)}, {X: end, Y: float64(k)}}, palette[1], true},
-	} {
-		line, err := plotter.NewLine(s.xy)
+		y    float64
+	}{{fmt.Sprintf("l = %d", c.L), float64(c.L)}, {fmt.Sprintf("k = %d", c.K), float64(c.K)}} {
+		line, err := plotter.NewLine(plotter.XYs{{X: 0, Y: s.y}, {X: end, Y: s.y}})
 		if err != nil {
 			return err
 		}
-		line.Color = s.c
-		if s.dash {
-			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
+		line.LineStyle, _ = lineStyle(i + 1)
 		p.Add(line)
 		p.Legend.Add(s.name, line)
 	}
-	if err := markCrashes(p, crashes); err != nil {
-		return err
+	if c.Crashes != nil {
+		if err := markCrashes(p, c.Crashes); err != nil {
+			return err
+		}
 	}
 	return savePlot(p, path)
 }

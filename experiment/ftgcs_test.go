@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/critsec/critsec/cs"
@@ -71,12 +74,19 @@ func TestRecoveryCDF(t *testing.T) {
 func TestFTGCSSmall(t *testing.T) {
 	c := FTGCS{N: 6, L: 2, K: 3, Random: 2, From: 50, To: 200, Lambda: 0.05, E: 1, Detector: detector.T, DetectDelay: 3,
 		After: 200, Bin: 10, Seed: 1, Seeds: 3, Ns: []int{4, 6}, SweepL: 1, SweepK: 2, SweepCrashes: 1, Entries: 200}
-	tl, crashes, err := c.Timeline()
+	tl, err := c.Timeline()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(crashes) != 2 || len(tl.Rows) != int(c.end(crashes)/c.Bin) {
-		t.Fatalf("timeline: %d crashes, %d rows", len(crashes), len(tl.Rows))
+	if len(tl.Rows) != int(c.end(nil)/c.Bin) {
+		t.Fatalf("timeline: %d rows, want one per step up to %v", len(tl.Rows), c.end(nil))
+	}
+	svg := filepath.Join(t.TempDir(), "tl.svg")
+	if err := c.PlotTimeline(tl, svg); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("mean over 3 runs; band: minimum to maximum over the runs")) {
+		t.Fatalf("the timeline's title does not say what its band is (%v)", err)
 	}
 	for _, r := range tl.Rows {
 		if r[3] > float64(c.K) || r[2] < 0 || r[1] < r[2] || r[1] > r[3] || r[5] != 2 || r[6] != 3 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,7 +166,8 @@ func TestTableTags(t *testing.T) {
 }
 
 // TestPlotIntervals: a CI column draws error bars, which widen a linear
-// axis to y ± half-width; a NaN half-width draws none; an interval that
+// axis to y ± half-width, from 0 at the lowest unless the chart is
+// Signed; a NaN half-width draws none; an interval that
 // reaches 0 on a log axis draws (to the axis's bottom); an infinite one is
 // refused with one line. The legend stands right of the axes: the image
 // is wider than the 7 inches of the axes.
@@ -178,8 +180,11 @@ func TestPlotIntervals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Y.Min > -1 || p.Y.Max < 15 {
-		t.Errorf("y axis %v..%v, want it to hold the intervals -1..15", p.Y.Min, p.Y.Max)
+	if p.Y.Min != 0 || p.Y.Max < 15 {
+		t.Errorf("y axis %v..%v, want it to hold the intervals 0..15 (b's 2 ± 3 drawn from 0)", p.Y.Min, p.Y.Max)
+	}
+	if p, err = tb.chart(Chart{X: "x", Y: "y", CI: "ci", Signed: true}); err != nil || p.Y.Min > -1 {
+		t.Errorf("signed y: axis from %v (%v), want it to hold b's interval down to -1", p.Y.Min, err)
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.svg")
@@ -200,5 +205,88 @@ func TestPlotIntervals(t *testing.T) {
 	tb.Add("b", 2, 2, math.Inf(1))
 	if err := tb.Plot(Chart{Title: "t", X: "x", Y: "y", CI: "ci"}, path); err == nil || !strings.Contains(err.Error(), "row 4 (b) has ci = +Inf") {
 		t.Errorf("infinite half-width: %v", err)
+	}
+}
+
+// TestPlotLineStyles: two lines with equal points, drawn on top of each
+// other, differ in dash pattern and glyph as well as colour, in the plot
+// and in its legend, and the plot is byte-identical when drawn again.
+func TestPlotLineStyles(t *testing.T) {
+	tb := Table{LabelName: "alg", Header: []string{"x", "y"}}
+	for _, l := range []string{"forest", "forest-paper"} {
+		tb.Add(l, 1, 5)
+		tb.Add(l, 2, 7)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.svg")
+	if err := tb.Plot(Chart{Title: "t", X: "x", Y: "y"}, path); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lines are the stroked paths with a dash pattern; the first has
+	// none (solid), the second its own.
+	dashed := regexp.MustCompile(`stroke-dasharray:([0-9.,]+)`).FindAllSubmatch(svg, -1)
+	var patterns []string
+	for _, m := range dashed {
+		if p := string(m[1]); !slices.Contains(patterns, p) {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(patterns) != 1 {
+		t.Errorf("dash patterns %q, want exactly one (the second line's, in the plot and the legend)", patterns)
+	}
+	for i := range 2 {
+		ls, gs := lineStyle(i)
+		if ls.Color != palette[i] || gs.Color != palette[i] {
+			t.Errorf("line %d: colours %v, %v", i, ls.Color, gs.Color)
+		}
+	}
+	l0, g0 := lineStyle(0)
+	l1, g1 := lineStyle(1)
+	if len(l0.Dashes) != 0 || len(l1.Dashes) == 0 || g0.Shape == g1.Shape || g1.Radius >= g0.Radius {
+		t.Errorf("line 0: dashes %v, %T r %v; line 1: %v, %T r %v", l0.Dashes, g0.Shape, g0.Radius, l1.Dashes, g1.Shape, g1.Radius)
+	}
+	for i := range 10 {
+		for j := range i {
+			li, gi := lineStyle(i)
+			lj, gj := lineStyle(j)
+			if slices.Equal(li.Dashes, lj.Dashes) || gi.Shape == gj.Shape {
+				t.Errorf("lines %d and %d share a dash pattern or a glyph", j, i)
+			}
+		}
+	}
+	again := filepath.Join(dir, "q.svg")
+	if err := tb.Plot(Chart{Title: "t", X: "x", Y: "y"}, again); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(again); !bytes.Equal(b, svg) {
+		t.Error("the same table drew two different SVGs")
+	}
+}
+
+// TestPlotClampsAtZero: an interval that reaches below 0 is drawn from 0,
+// so the axis starts at 0, not at its low end, unless the chart is Signed;
+// the plot draws either way.
+func TestPlotClampsAtZero(t *testing.T) {
+	tb := Table{LabelName: "alg", Header: []string{"x", "y", "ci"}}
+	tb.Add("lkcs", 1, 2, 5)
+	tb.Add("lkcs", 2, 8, 5)
+	for _, c := range []struct {
+		signed bool
+		min    float64
+	}{{false, 0}, {true, -3}} {
+		p, err := tb.chart(Chart{X: "x", Y: "y", CI: "ci", Signed: c.signed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Y.Min != c.min || p.Y.Max != 13 {
+			t.Errorf("signed %v: axis %v..%v, want %v..13", c.signed, p.Y.Min, p.Y.Max, c.min)
+		}
+		if err := tb.Plot(Chart{X: "x", Y: "y", CI: "ci", Signed: c.signed}, filepath.Join(t.TempDir(), "p.svg")); err != nil {
+			t.Error(err)
+		}
 	}
 }

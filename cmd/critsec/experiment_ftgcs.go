@@ -35,14 +35,17 @@ func newFTGCSCmd() *cobra.Command {
 checked against S1 (at most k live processes InCS) and S2 (every exit keeps
 l, counting the crashes its detector has not reported). It writes:
 
-  ftgcs-timeline.csv and its plot: one run with --seed through the crashes:
-      per time step of 10, the mean, minimum and maximum of the live
-      processes InCS and the live processes, with l and k drawn as lines;
+  ftgcs-timeline.csv and its plot: --seeds runs (seeds --seed, --seed+1,
+      ...) through the crashes: per time step of 10, the mean over the
+      runs of the live processes InCS, their minimum and maximum over the
+      runs (the plot's band), and the mean of the live processes, with l
+      and k drawn as lines;
   ftgcs-messages.csv and its plot: messages per Entry+Exit pair of ftgcs,
       gcs and ftraymond (its bound --sweep-k alone) over --sweep-n, without
       crashes and with --sweep-crashes random crashes in the --crash window
       (gcs, which is not fault-tolerant, without only): mean and 95 %
-      confidence interval over --seeds seeds, runs that stalled excluded;
+      confidence interval over --seeds seeds (the plot's error bars), runs
+      that stalled excluded;
   ftgcs-recovery.csv, ftgcs-recovery-summary.csv and the plot of their
       distribution: over --seeds runs (seeds --seed, --seed+1, ...), every
       crash of a process InCS with the deficit it left and its recovery
@@ -86,7 +89,7 @@ func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	timeline, crashes, err := c.Timeline()
+	timeline, err := c.Timeline()
 	if err != nil {
 		return err
 	}
@@ -107,15 +110,15 @@ func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
 		return err
 	}
 	files := []string{"ftgcs-timeline.csv", "ftgcs-timeline.svg", "ftgcs-messages.csv", "ftgcs-messages.svg", "ftgcs-recovery.csv", "ftgcs-recovery-summary.csv"}
-	if err := experiment.PlotTimeline(timeline, crashes, c.N, c.L, c.K, filepath.Join(f.out, "ftgcs-timeline.svg")); err != nil {
+	if err := c.PlotTimeline(timeline, filepath.Join(f.out, "ftgcs-timeline.svg")); err != nil {
 		return err
 	}
-	if err := msgs.Plot(experiment.Chart{Title: fmt.Sprintf("Messages per Entry+Exit pair (l = %d, k = %d)", c.SweepL, c.SweepK), X: "n", Y: "messages_per_pair_mean",
+	if err := msgs.Plot(experiment.Chart{Title: fmt.Sprintf("Messages per Entry+Exit pair (l = %d, k = %d)", c.SweepL, c.SweepK), X: "n", Y: "messages_per_pair_mean", CI: "messages_per_pair_ci95",
 		XLabel: "n (processes)", YLabel: "messages per Entry+Exit pair"}, filepath.Join(f.out, "ftgcs-messages.svg")); err != nil {
 		return err
 	}
 	if len(cdf.Rows) > 0 {
-		if err := cdf.Plot(experiment.Chart{Title: fmt.Sprintf("Recovery time after a crash InCS (n = %d, l = %d, k = %d)", c.N, c.L, c.K), X: "recovery_time_units", Y: "fraction_recovered",
+		if err := cdf.Plot(experiment.Chart{Title: fmt.Sprintf("Recovery time after a crash InCS (n = %d, l = %d, k = %d): every crash InCS of %d runs", c.N, c.L, c.K, max(c.Seeds, 1)), X: "recovery_time_units", Y: "fraction_recovered",
 			XLabel: "recovery time (time units)", YLabel: "fraction of the crashes InCS recovered"}, filepath.Join(f.out, "ftgcs-recovery.svg")); err != nil {
 			return err
 		}
