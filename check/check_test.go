@@ -216,13 +216,19 @@ func TestBudgetsPerProcess(t *testing.T) {
 		t.Helper()
 		return mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, hi), Budget: budget, Budgets: budgets, Search: check.DepthFirst})
 	}
-	two, three := run(2, nil, 2), run(3, nil, 2)
-	if same := run(0, []int{2, 2, 2}, 2); same.Verdict != check.OK || same.States != two.States || same.Transitions != two.Transitions {
-		t.Errorf("Budgets 2,2,2: %s, %d states, %d transitions; Budget 2: %s, %d, %d", same.Verdict, same.States, same.Transitions, two.Verdict, two.States, two.Transitions)
+	// Budgets b and b+1: 2 and 3 (7 310 and 623 642 states), 1 and 2 under
+	// -short (1 570 and 7 310).
+	b := 2
+	if testing.Short() {
+		b = 1
 	}
-	for _, b := range [][]int{{3, 2, 2}, {2, 2, 3}} {
-		if r := run(0, b, 2); r.Verdict != check.OK || r.States <= two.States || r.States >= three.States {
-			t.Errorf("Budgets %v: %s with %d states, want ok strictly between budget 2 (%d) and 3 (%d)", b, r.Verdict, r.States, two.States, three.States)
+	lo, hi := run(b, nil, 2), run(b+1, nil, 2)
+	if same := run(0, []int{b, b, b}, 2); same.Verdict != check.OK || same.States != lo.States || same.Transitions != lo.Transitions {
+		t.Errorf("Budgets %d,%d,%d: %s, %d states, %d transitions; Budget %d: %s, %d, %d", b, b, b, same.Verdict, same.States, same.Transitions, b, lo.Verdict, lo.States, lo.Transitions)
+	}
+	for _, bs := range [][]int{{b + 1, b, b}, {b, b, b + 1}} {
+		if r := run(0, bs, 2); r.Verdict != check.OK || r.States <= lo.States || r.States >= hi.States {
+			t.Errorf("Budgets %v: %s with %d states, want ok strictly between budget %d (%d) and %d (%d)", bs, r.Verdict, r.States, b, lo.States, b+1, hi.States)
 		}
 	}
 	// With at most 0 InCS the first entry violates the bound; when only

@@ -40,14 +40,18 @@ func ftMachines(t *testing.T, k int, wrap func(*ftraymond.Machine) cs.Machine) (
 }
 
 // TestFencing: ftraymond's tokens keep both fencing properties with
-// crashes under T and P, at k = 1 and k = 2; a token that names nobody, or
-// a Seq that does not grow, is a fencing violation whose trace trace check
-// confirms.
+// crashes under T and P, at k = 1 and k = 2 (budget 2, 1 under -short); a
+// token that names nobody, or a Seq that does not grow, is a fencing
+// violation whose trace trace check confirms.
 func TestFencing(t *testing.T) {
+	okBudget := 2
+	if testing.Short() {
+		okBudget = 1
+	}
 	for _, k := range []int{1, 2} {
 		for _, d := range []check.Detector{check.Perfect{}, check.Trusting{}} {
 			ms, p := ftMachines(t, k, nil)
-			res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: 2, Crashes: 1, Detector: d, Fencing: true})
+			res, err := check.Run(t.Context(), check.Config{Machines: ms, Property: p, Budget: okBudget, Crashes: 1, Detector: d, Fencing: true})
 			if err != nil || res.Verdict != check.OK {
 				t.Errorf("ftraymond k=%d 1 crash %s: %v %+v", k, d.Name(), err, res.Violation)
 			}

@@ -1,15 +1,12 @@
 package check_test
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/critsec/critsec/alg"
-	"github.com/critsec/critsec/alg/lkcs"
 	"github.com/critsec/critsec/check"
 	"github.com/critsec/critsec/cs"
-	"github.com/critsec/critsec/internal/testnet"
 )
 
 // TestMemo: the memo of machine calls changes nothing in the results, paths
@@ -53,16 +50,9 @@ func TestMemo(t *testing.T) {
 		}, false},
 	}
 	for _, a := range alg.All() {
-		spec := a.SpecFor(3, 1, 2)
-		if a.Quorums {
-			spec.Quorums = testnet.Arcs(3)
-		}
-		pr, err := alg.Resolve(spec)
-		if errors.Is(err, lkcs.ErrAssumptions) {
+		pr := problemAt(t, a, 3)
+		if pr == nil {
 			continue // LKCS needs a leader with 4 neighbors
-		}
-		if err != nil {
-			t.Fatal(err)
 		}
 		lo, hi := pr.Property.GlobalBounds()
 		for _, h := range []int{hi, hi - 1} {

@@ -33,7 +33,8 @@ func TestPartialOrderNeighbors(t *testing.T) {
 	}{
 		{"lmutin path:4 l=1", alg.Spec{Alg: "lmutin", Topology: "path:4", L: intp(1)}, 1, false},
 		{"lmutin path:4 l=1", alg.Spec{Alg: "lmutin", Topology: "path:4", L: intp(1)}, 2, true},
-		{"lmutex path:4 k=1", alg.Spec{Alg: "lmutex", Topology: "path:4", K: intp(1)}, 1, false},
+		{"lmutex path:3 k=1", alg.Spec{Alg: "lmutex", Topology: "path:3", K: intp(1)}, 1, false},
+		{"lmutex path:4 k=1", alg.Spec{Alg: "lmutex", Topology: "path:4", K: intp(1)}, 1, true},
 		{"lmutex path:4 k=1", alg.Spec{Alg: "lmutex", Topology: "path:4", K: intp(1)}, 2, true},
 		{"lmutin-paper path:2 (undefined step)", alg.Spec{Alg: "lmutin-paper", Topology: "path:2", L: intp(1)}, 2, false},
 		{"lkcs bowtie (0,3)", alg.Spec{Alg: "lkcs", Topology: "../alg/testdata/bowtie.edges", L: intp(0), K: intp(3)}, 1, true},

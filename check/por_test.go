@@ -153,12 +153,16 @@ func TestPartialOrderWithFaults(t *testing.T) {
 		{"ftraymond n=3 k=2 1 crash T", alg.Spec{Alg: "ftraymond", N: 3, K: intp(2)}, 1, check.Trusting{}, check.OK, true},
 		{"ftraymond n=3 k=1 S", alg.Spec{Alg: "ftraymond", N: 3, K: intp(1)}, 0, check.Strong{}, check.Violated, true},
 	}
+	budget := 2
+	if testing.Short() {
+		budget = 1
+	}
 	for _, c := range cases {
 		if c.long && testing.Short() {
 			continue
 		}
 		ms, prop := resolved(t, c.spec)
-		cfg := check.Config{Machines: ms, Property: prop, Budget: 2, Crashes: c.crashes, Detector: c.det}
+		cfg := check.Config{Machines: ms, Property: prop, Budget: budget, Crashes: c.crashes, Detector: c.det}
 		full, reduced := agreeWithReduction(t, c.name, cfg)
 		if full.Verdict != c.want {
 			t.Errorf("%s: %s %+v, want %s", c.name, full.Verdict, full.Violation, c.want)

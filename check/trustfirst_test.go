@@ -66,13 +66,17 @@ func TestTrustFirst(t *testing.T) {
 		k, crashes int
 		long       bool
 	}{{2, 0, false}, {1, 1, false}, {2, 2, true}, {1, 2, true}}
+	budget := 2
+	if testing.Short() {
+		budget = 1
+	}
 	for _, c := range cases {
 		if c.long && testing.Short() {
 			continue
 		}
-		name := fmt.Sprintf("ftraymond n=3 k=%d crashes=%d", c.k, c.crashes)
+		name := fmt.Sprintf("ftraymond n=3 k=%d crashes=%d budget %d", c.k, c.crashes, budget)
 		ms, prop := resolved(t, alg.Spec{Alg: "ftraymond", N: 3, K: intp(c.k)})
-		cfg := check.Config{Machines: ms, Property: prop, Budget: 2, Crashes: c.crashes, Detector: check.Trusting{}}
+		cfg := check.Config{Machines: ms, Property: prop, Budget: budget, Crashes: c.crashes, Detector: check.Trusting{}}
 		_, reduced := agreeWithReduction(t, name, cfg)
 		hidden := make([]cs.Machine, len(ms))
 		watched := make([]cs.Machine, len(ms))
