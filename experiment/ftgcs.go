@@ -133,7 +133,7 @@ func (c FTGCS) Timeline() (*Table, []sim.Crash, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &Table{LabelName: "alg", Header: []string{"t", "incs_mean", "incs_min", "incs_max", "live", "l", "k"}}
+	t := &Table{LabelName: "alg", Header: []string{"t_time_units", "incs_mean", "incs_min", "incs_max", "live", "l", "k"}}
 	steps(evs, c.N, initial, c.Bin, end, func(at, mean float64, lo, hi, live int) {
 		t.Add(FTGCSName, at, mean, float64(lo), float64(hi), float64(live), float64(c.L), float64(c.K))
 	})
@@ -203,7 +203,7 @@ func (c FTGCS) Messages() (*Table, error) {
 // mean with its 95 % confidence interval, and the 0.5,
 // 0.9, 0.95 quantiles and the maximum of those that recovered.
 func (c FTGCS) Recovery() (crashes, summary *Table, err error) {
-	crashes = &Table{LabelName: "alg", Header: []string{"seed", "node", "t", "deficit", "recovery_time_units"}}
+	crashes = &Table{LabelName: "alg", Header: []string{"seed", "node", "t_time_units", "deficit", "recovery_time_units"}}
 	var rec []float64
 	never, deficitExits := 0, int64(0)
 	for i := range max(c.Seeds, 1) {
@@ -276,11 +276,11 @@ func RecoveryCDF(crashes *Table) (*Table, error) {
 // axis at each crash.
 func PlotTimeline(t *Table, crashes []sim.Crash, n, l, k int, path string) error {
 	p, err := t.chart(Chart{Title: fmt.Sprintf("ftgcs: live processes InCS through crashes (n = %d, l = %d, k = %d)", n, l, k),
-		X: "t", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS (mean over each step)"})
+		X: "t_time_units", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS (mean over each step)"})
 	if err != nil {
 		return err
 	}
-	ti, _ := t.Column("t")
+	ti, _ := t.Column("t_time_units")
 	mi, _ := t.Column("incs_min")
 	minXY := make(plotter.XYs, len(t.Rows))
 	for i, r := range t.Rows {
