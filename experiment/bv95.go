@@ -111,13 +111,17 @@ type bv95Group struct {
 }
 
 // BV95Columns are the columns of BV95Table after the algorithm's.
-var BV95Columns = []string{"lambda", "ts", "tr", "tt", "e", "seeds", "avg_delay", "delay_ci95",
+var BV95Columns = []string{"lambda_requests_per_time_unit", "ts_time_units", "tr_time_units", "tt_time_units", "e_time_units",
+	"seeds", "avg_delay_time_units", "delay_ci95_time_units",
 	"msgs_per_entry", "words_per_msg", "words_per_entry", "entries",
 	"msgs_per_entry_ci95", "words_per_msg_ci95", "words_per_entry_ci95"}
 
 // BV95Table has one row per line, setting and rate, in the order of the
-// outcomes: avg_delay is the mean over the seeds of each run's mean time
-// to enter the CS (request to InCS, Figure 3) and delay_ci95 its 95 %
+// outcomes: the rate in requests per time unit OutCS, the costs Ts, Tr,
+// Tt and E in time units (the simulator's, which are the paper's: section
+// 4 gives every cost in the same unnamed time unit), avg_delay_time_units
+// the mean over the seeds of each run's mean time to enter the CS
+// (request to InCS, Figure 3) and delay_ci95_time_units its 95 %
 // confidence half-width (MeanCI; NaN with one seed); msgs_per_entry,
 // words_per_msg and words_per_entry pool every seed's messages, words
 // (cs.Message.Words) and entries (Figures 4 and 5), and their _ci95

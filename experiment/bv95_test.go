@@ -31,7 +31,7 @@ func TestBV95TableDeterministic(t *testing.T) {
 		t.Fatalf("one worker and two give different tables:\n%s\n%s", one, two)
 	}
 	lines := strings.Split(strings.TrimSpace(one), "\n")
-	want := "algorithm,lambda,ts,tr,tt,e,seeds,avg_delay,delay_ci95,msgs_per_entry,words_per_msg,words_per_entry,entries,msgs_per_entry_ci95,words_per_msg_ci95,words_per_entry_ci95"
+	want := "algorithm,lambda_requests_per_time_unit,ts_time_units,tr_time_units,tt_time_units,e_time_units,seeds,avg_delay_time_units,delay_ci95_time_units,msgs_per_entry,words_per_msg,words_per_entry,entries,msgs_per_entry_ci95,words_per_msg_ci95,words_per_entry_ci95"
 	if lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
 	}
@@ -74,7 +74,7 @@ func TestBV95RaymondUncontended(t *testing.T) {
 	tab := BV95Table(outs)
 	m, _ := tab.Column("msgs_per_entry")
 	w, _ := tab.Column("words_per_msg")
-	ci, _ := tab.Column("delay_ci95")
+	ci, _ := tab.Column("delay_ci95_time_units")
 	if len(tab.Rows) != 1 || tab.Rows[0][m] != 2*(30-1) || tab.Rows[0][w] != 4 {
 		t.Fatalf("raymond at lambda 1e-4: %v (want msgs_per_entry 58, words_per_msg 4)", tab.Rows)
 	}

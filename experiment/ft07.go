@@ -125,7 +125,7 @@ func (c FT07) build(name string) (*alg.Problem, []cs.Machine, error) {
 // an error, as a starvation or a livelock would be; a broken bound or a
 // machine's error is one.
 func (c FT07) Figure2() (*Table, error) {
-	t := &Table{LabelName: "alg", Header: []string{"t", "in_use_mean", "in_use_max", "live", "in_use_mean_ci95", "in_use_max_ci95", "in_use_max_over_seeds"}}
+	t := &Table{LabelName: "alg", Header: []string{"t_time_units", "in_use_mean", "in_use_max", "live", "in_use_mean_ci95", "in_use_max_ci95", "in_use_max_over_seeds"}}
 	for _, name := range []string{raymond.Name, ftraymond.Name} {
 		var runs []*Table
 		for i := range max(c.Seeds, 1) {
@@ -513,7 +513,7 @@ func (s *survived) row() []float64 {
 // axis at each crash, as the paper's Figure 2 marks them.
 func PlotFigure2(t *Table, crashes []sim.Crash, path string) error {
 	cols := make([]int, 5)
-	for i, name := range []string{"t", "in_use_max", "in_use_mean", "in_use_max_ci95", "in_use_mean_ci95"} {
+	for i, name := range []string{"t_time_units", "in_use_max", "in_use_mean", "in_use_max_ci95", "in_use_mean_ci95"} {
 		c, err := t.Column(name)
 		if err != nil {
 			return err

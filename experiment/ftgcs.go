@@ -153,7 +153,7 @@ func (c FTGCS) Timeline() (*Table, error) {
 			j++
 		})
 	}
-	t := &Table{LabelName: "alg", Header: []string{"t", "incs_mean", "incs_min", "incs_max", "live", "l", "k"}}
+	t := &Table{LabelName: "alg", Header: []string{"t_time_units", "incs_mean", "incs_min", "incs_max", "live", "l", "k"}}
 	for j, s := range agg {
 		t.Add(FTGCSName, float64(j)*c.Bin, s.mean, float64(s.lo), float64(s.hi), s.live, float64(c.L), float64(c.K))
 	}
@@ -223,7 +223,7 @@ func (c FTGCS) Messages() (*Table, error) {
 // mean with its 95 % confidence interval, and the 0.5,
 // 0.9, 0.95 quantiles and the maximum of those that recovered.
 func (c FTGCS) Recovery() (crashes, summary *Table, err error) {
-	crashes = &Table{LabelName: "alg", Header: []string{"seed", "node", "t", "deficit", "recovery_time_units"}}
+	crashes = &Table{LabelName: "alg", Header: []string{"seed", "node", "t_time_units", "deficit", "recovery_time_units"}}
 	var rec []float64
 	never, deficitExits := 0, int64(0)
 	for i := range max(c.Seeds, 1) {
@@ -303,11 +303,11 @@ func (c FTGCS) PlotTimeline(t *Table, path string) error {
 	}
 	p, err := t.chart(Chart{Title: fmt.Sprintf("ftgcs: live processes InCS, n = %d, l = %d, k = %d, %s\nmean over %d runs; band: minimum to maximum over the runs in each step of %g",
 		c.N, c.L, c.K, crashes, max(c.Seeds, 1), c.Bin),
-		X: "t", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS", Dense: true})
+		X: "t_time_units", Y: "incs_mean", XLabel: "time", YLabel: "live processes InCS", Dense: true})
 	if err != nil {
 		return err
 	}
-	ti, _ := t.Column("t")
+	ti, _ := t.Column("t_time_units")
 	lo, _ := t.Column("incs_min")
 	hi, _ := t.Column("incs_max")
 	band := make(plotter.XYs, 0, 2*len(t.Rows))

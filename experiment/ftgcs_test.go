@@ -53,7 +53,7 @@ func TestQuantile(t *testing.T) {
 // TestRecoveryCDF: the crashes that never recovered count in the fraction's
 // denominator, not as points.
 func TestRecoveryCDF(t *testing.T) {
-	crashes := &Table{LabelName: "alg", Header: []string{"seed", "node", "t", "deficit", "recovery_time_units"}}
+	crashes := &Table{LabelName: "alg", Header: []string{"seed", "node", "t_time_units", "deficit", "recovery_time_units"}}
 	crashes.Add(FTGCSName, 1, 2, 10, 1, 7)
 	crashes.Add(FTGCSName, 1, 3, 20, 1, math.Inf(1))
 	crashes.Add(FTGCSName, 2, 2, 30, 2, 3)

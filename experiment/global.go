@@ -95,7 +95,7 @@ func UncontendedMessages(alg string, n int, q float64) float64 {
 func MessageTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", Header: []string{
 		"n", "lo", "hi", "mean_q", "messages_per_pair", "uncontended_formula",
-		"entry_wait_mean", "exit_wait_mean", "throughput", "entries",
+		"entry_wait_mean_time_units", "exit_wait_mean_time_units", "throughput_entries_per_time_unit", "entries",
 		"seeds", "messages_per_pair_ci95", "entry_wait_ci95_time_units", "exit_wait_ci95_time_units",
 		"throughput_ci95_entries_per_time_unit"}}
 	for _, reps := range Points(outs) {
@@ -184,8 +184,10 @@ func WaitingRuns(ns []int, lambdas []float64, c Common, seeds int) []Run {
 // waits, messages and throughput (MeanCI; NaN with one seed).
 func WaitingTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", Header: []string{
-		"n", "lo", "hi", "lambda", "entry_wait_mean", "entry_wait_p50", "entry_wait_p99",
-		"exit_wait_mean", "exit_wait_p50", "exit_wait_p99", "messages_per_pair", "mean_incs", "throughput",
+		"n", "lo", "hi", "lambda_requests_per_time_unit",
+		"entry_wait_mean_time_units", "entry_wait_p50_time_units", "entry_wait_p99_time_units",
+		"exit_wait_mean_time_units", "exit_wait_p50_time_units", "exit_wait_p99_time_units",
+		"messages_per_pair", "mean_incs", "throughput_entries_per_time_unit",
 		"seeds", "entry_wait_ci95_time_units", "exit_wait_ci95_time_units", "messages_per_pair_ci95",
 		"throughput_ci95_entries_per_time_unit"}}
 	for _, reps := range Points(outs) {

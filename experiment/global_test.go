@@ -84,7 +84,7 @@ func TestSeedsSummarised(t *testing.T) {
 		t.Fatalf("%d rows, want one per algorithm", len(tab.Rows))
 	}
 	seeds, _ := tab.Column("seeds")
-	mean, _ := tab.Column("entry_wait_mean")
+	mean, _ := tab.Column("entry_wait_mean_time_units")
 	ci, _ := tab.Column("entry_wait_ci95_time_units")
 	var xs []float64
 	for _, o := range outs[:3] {

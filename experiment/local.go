@@ -276,10 +276,10 @@ var (
 // requests_by_trigger count LKCS's sidetrack messages.
 func LocalRunTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"topology", "load", "stop", "violation"}, Header: []string{
-		"n", "links", "lambda", "E", "seed", "entries", "exits", "pairs", "messages", "messages_per_pair",
+		"n", "links", "lambda_requests_per_time_unit", "E_time_units", "seed", "entries", "exits", "pairs", "messages", "messages_per_pair",
 		"messages_per_pair_member", "member_ratio_min", "member_ratio_max", "preempts_per_pair",
-		"entry_wait_mean", "exit_wait_mean", "pending", "unheld", "triggers", "requests_by_trigger",
-		"triggers_per_1000_entries", "end_time"}}
+		"entry_wait_mean_time_units", "exit_wait_mean_time_units", "pending", "unheld", "triggers", "requests_by_trigger",
+		"triggers_per_1000_entries", "end_time_units"}}
 	for _, o := range outs {
 		r, res := o.Run, o.Result
 		all, lo, hi := memberRatio(o)
@@ -449,7 +449,8 @@ func waitGroups(outs []Outcome) []*waitGroup {
 // half-width of messages per pair and member over the whole runs.
 func LocalWaitTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"topology", "load"}, Header: []string{
-		"n", "lambda", "runs", "broken", "starved", "entry_wait_mean", "entry_wait_ci95", "exit_wait_mean", "exit_wait_ci95",
+		"n", "lambda_requests_per_time_unit", "runs", "broken", "starved",
+		"entry_wait_mean_time_units", "entry_wait_ci95_time_units", "exit_wait_mean_time_units", "exit_wait_ci95_time_units",
 		"messages_per_pair_member", "triggers_per_1000_entries", "requests_by_trigger_per_1000_entries",
 		"messages_per_pair_member_ci95"}}
 	for _, g := range waitGroups(outs) {

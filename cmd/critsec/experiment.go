@@ -322,9 +322,9 @@ bars. Writes waiting.csv, waiting-entry and waiting-exit plots (mean, log x).`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Waiting times, n = %s, grid coterie, Tt = 1 (%s), Ts = Tr = 0, E = 1/lambda\n", joinInts(c.sizes), c.common.TransitDist)
 			charts := map[string]experiment.Chart{
-				"waiting-entry": {Title: "Entry waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda", Y: "entry_wait_mean", CI: "entry_wait_ci95_time_units", LogX: true,
+				"waiting-entry": {Title: "Entry waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda_requests_per_time_unit", Y: "entry_wait_mean_time_units", CI: "entry_wait_ci95_time_units", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
-				"waiting-exit": {Title: "Exit waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda", Y: "exit_wait_mean", CI: "exit_wait_ci95_time_units", LogX: true,
+				"waiting-exit": {Title: "Exit waiting time (mean, 95 % CI), E = 1/lambda", X: "lambda_requests_per_time_unit", Y: "exit_wait_mean_time_units", CI: "exit_wait_ci95_time_units", LogX: true,
 					XLabel: "lambda (requests per time unit OutCS)", YLabel: "time units"},
 			}
 			return f.write(cmd, experiment.WaitingTable(outs), "waiting", c.formats, charts, []string{"waiting-entry", "waiting-exit"})

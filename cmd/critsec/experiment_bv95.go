@@ -24,19 +24,19 @@ func bv95Plots() []bv95Plot {
 	a, e1, b := experiment.BV95Settings[0], experiment.BV95Settings[1], experiment.BV95Settings[2]
 	const x = "lambda (requests per time unit OutCS)"
 	delay := func(title string) experiment.Chart {
-		return experiment.Chart{Title: title, X: "lambda", Y: "avg_delay", CI: "delay_ci95", LogX: true, LogY: true, XLabel: x, YLabel: "mean time to enter the CS (time units)"}
+		return experiment.Chart{Title: title, X: "lambda_requests_per_time_unit", Y: "avg_delay_time_units", CI: "delay_ci95_time_units", LogX: true, LogY: true, XLabel: x, YLabel: "mean time to enter the CS (time units)"}
 	}
 	msgs := func(title string) experiment.Chart {
-		return experiment.Chart{Title: title, X: "lambda", Y: "msgs_per_entry", CI: "msgs_per_entry_ci95", LogX: true, LogY: true, XLabel: x, YLabel: "messages per CS entry"}
+		return experiment.Chart{Title: title, X: "lambda_requests_per_time_unit", Y: "msgs_per_entry", CI: "msgs_per_entry_ci95", LogX: true, LogY: true, XLabel: x, YLabel: "messages per CS entry"}
 	}
 	return []bv95Plot{
 		{"bv95-fig3a", a, delay("Fig. 3(a): time to enter the CS, Ts = Tr = 0.1, Tt = 0.8, E = 0.0002")},
 		{"bv95-fig3b", b, delay("Fig. 3(b): time to enter the CS, Ts = Tr = 0, Tt = 1, E = 0.0002")},
 		{"bv95-fig4", a, msgs("Fig. 4: messages per CS entry, Ts = Tr = 0.1, Tt = 0.8, E = 0.0002")},
 		{"bv95-fig5", a, experiment.Chart{Title: "Fig. 5: words per message, Ts = Tr = 0.1, Tt = 0.8, E = 0.0002",
-			X: "lambda", Y: "words_per_msg", CI: "words_per_msg_ci95", LogX: true, XLabel: x, YLabel: "words per message"}},
+			X: "lambda_requests_per_time_unit", Y: "words_per_msg", CI: "words_per_msg_ci95", LogX: true, XLabel: x, YLabel: "words per message"}},
 		{"bv95-words-per-entry", a, experiment.Chart{Title: "Words per CS entry, Ts = Tr = 0.1, Tt = 0.8, E = 0.0002",
-			X: "lambda", Y: "words_per_entry", CI: "words_per_entry_ci95", LogX: true, LogY: true, XLabel: x, YLabel: "words per CS entry"}},
+			X: "lambda_requests_per_time_unit", Y: "words_per_entry", CI: "words_per_entry_ci95", LogX: true, LogY: true, XLabel: x, YLabel: "words per CS entry"}},
 		{"bv95-fig3a-e1", e1, delay("Time to enter the CS, Ts = Tr = 0.1, Tt = 0.8, E = 1")},
 		{"bv95-fig4-e1", e1, msgs("Messages per CS entry, Ts = Tr = 0.1, Tt = 0.8, E = 1")},
 	}

@@ -19,7 +19,7 @@ func TestExperimentBV95WritesTableAndPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(csv), "algorithm,lambda,ts,tr,tt,e,seeds,avg_delay,delay_ci95,msgs_per_entry,words_per_msg,words_per_entry,entries,msgs_per_entry_ci95,words_per_msg_ci95,words_per_entry_ci95\n") {
+	if !strings.HasPrefix(string(csv), "algorithm,lambda_requests_per_time_unit,ts_time_units,tr_time_units,tt_time_units,e_time_units,seeds,avg_delay_time_units,delay_ci95_time_units,msgs_per_entry,words_per_msg,words_per_entry,entries,msgs_per_entry_ci95,words_per_msg_ci95,words_per_entry_ci95\n") {
 		t.Errorf("bv95.csv:\n%s", csv)
 	}
 	for _, f := range []string{"bv95-fig3a.svg", "bv95-fig3b.svg", "bv95-fig4.svg", "bv95-fig5.svg", "bv95-words-per-entry.svg", "bv95-fig3a-e1.svg", "bv95-fig4-e1.svg"} {

@@ -26,7 +26,7 @@ func TestExperimentFTGCS(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if lines[0] != "alg,t,incs_mean,incs_min,incs_max,live,l,k" || len(lines) != 23 || !strings.HasSuffix(lines[22], ",4,2,3") {
+	if lines[0] != "alg,t_time_units,incs_mean,incs_min,incs_max,live,l,k" || len(lines) != 23 || !strings.HasSuffix(lines[22], ",4,2,3") {
 		t.Fatalf("timeline:\n%s", b)
 	}
 }

@@ -21,7 +21,7 @@ func TestExperimentMessagesWritesTablesAndPlots(t *testing.T) {
 		}
 		// The columns of one run per point come first, as they were; the
 		// seeds and the half-widths follow.
-		if head := "alg,n,lo,hi,mean_q,messages_per_pair,uncontended_formula,entry_wait_mean,exit_wait_mean,throughput,entries," +
+		if head := "alg,n,lo,hi,mean_q,messages_per_pair,uncontended_formula,entry_wait_mean_time_units,exit_wait_mean_time_units,throughput_entries_per_time_unit,entries," +
 			"seeds,messages_per_pair_ci95,entry_wait_ci95_time_units,exit_wait_ci95_time_units,throughput_ci95_entries_per_time_unit\n"; strings.HasSuffix(f, ".csv") && !strings.HasPrefix(string(b), head) {
 			t.Errorf("%s header: %q", f, strings.SplitN(string(b), "\n", 2)[0])
 		}
@@ -35,7 +35,8 @@ func TestExperimentWaitingWritesTablesAndPlots(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "waiting.csv"))
-	head := "alg,n,lo,hi,lambda,entry_wait_mean,entry_wait_p50,entry_wait_p99,exit_wait_mean,exit_wait_p50,exit_wait_p99,messages_per_pair,mean_incs,throughput," +
+	head := "alg,n,lo,hi,lambda_requests_per_time_unit,entry_wait_mean_time_units,entry_wait_p50_time_units,entry_wait_p99_time_units," +
+		"exit_wait_mean_time_units,exit_wait_p50_time_units,exit_wait_p99_time_units,messages_per_pair,mean_incs,throughput_entries_per_time_unit," +
 		"seeds,entry_wait_ci95_time_units,exit_wait_ci95_time_units,messages_per_pair_ci95,throughput_ci95_entries_per_time_unit\n"
 	if err != nil || !strings.HasPrefix(string(b), head) || strings.Count(string(b), "\n") != 1+4*2 {
 		t.Errorf("waiting.csv (%v): want the header %q and one row per algorithm and lambda:\n%s", err, head, b)

@@ -104,7 +104,7 @@ func run(critsec, hello string, n, l, k int, duration, every time.Duration, csvP
 		}
 		procs[i] = cmd
 	}
-	t := &experiment.Table{LabelName: "series", Header: []string{"t", "count"}}
+	t := &experiment.Table{LabelName: "series", Header: []string{"t_seconds", "count"}}
 	client := &http.Client{Timeout: every}
 	began := time.Now()
 	var maxCopies, minCopies, maxIn, minIn, maxServing = 0, n, 0, n, 0
@@ -166,7 +166,7 @@ func run(critsec, hello string, n, l, k int, duration, every time.Duration, csvP
 		return err
 	}
 	if err := t.Plot(experiment.Chart{Title: fmt.Sprintf("critsec run: (l,k) = (%d,%d), %d members, gcs", l, k, n),
-		X: "t", Y: "count", XLabel: "seconds", YLabel: "count", Dense: true}, png); err != nil {
+		X: "t_seconds", Y: "count", XLabel: "seconds", YLabel: "count", Dense: true}, png); err != nil {
 		return err
 	}
 	fmt.Printf("%d samples every %v over %v: members InCS %d..%d; copies running %d..%d (below l = %d in %d samples, %.1f%%); answering HTTP at most %d\n",

@@ -23,7 +23,7 @@ var faultTolerant = paper{
 // of width 100 (the crash of interval i comes at its start).
 func figure2(d *data, alg, column string) (max, live []float64) {
 	for _, r := range d.sel(d.table("ft07/ft07-figure2.csv"), "alg", alg) {
-		t := d.num(r, "t")
+		t := d.num(r, "t_time_units")
 		if !(t >= 0 && t < 1e6) {
 			d.fail("ft07/ft07-figure2.csv: time %v out of range", t)
 			return nil, nil

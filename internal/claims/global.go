@@ -56,8 +56,8 @@ func crossover(d *data, alg string) (n, mine, raymond, before float64) {
 func uncontendedWait(d *data, alg, which string) []float64 {
 	var ws []float64
 	for _, r := range d.sel(d.table("waiting.csv"), "alg", alg) {
-		if d.num(r, "lambda") <= 0.01 {
-			ws = append(ws, d.num(r, which+"_wait_p50"))
+		if d.num(r, "lambda_requests_per_time_unit") <= 0.01 {
+			ws = append(ws, d.num(r, which+"_wait_p50_time_units"))
 		}
 	}
 	if len(ws) == 0 {

@@ -34,12 +34,12 @@ const bvN, bvK = 30.0, 3.0
 // bv returns column col of algorithm a in setting s at rate lambda.
 func bv(d *data, a string, s bvSetting, lambda float64, col string) float64 {
 	t := d.table("bv95/bv95.csv")
-	return d.num(d.one(t, "algorithm", a, "ts", s.ts, "tt", s.tt, "e", s.e, "lambda", lambda), col)
+	return d.num(d.one(t, "algorithm", a, "ts_time_units", s.ts, "tt_time_units", s.tt, "e_time_units", s.e, "lambda_requests_per_time_unit", lambda), col)
 }
 
 // rates returns the study's request rates.
 func rates(d *data) []float64 {
-	return d.nums(d.sel(d.table("bv95/bv95.csv"), "algorithm", "forest"), "lambda")
+	return d.nums(d.sel(d.table("bv95/bv95.csv"), "algorithm", "forest"), "lambda_requests_per_time_unit")
 }
 
 // the algorithms the paper compares: its own and the three earlier ones.
@@ -109,14 +109,14 @@ func tokenRows(d *data) []row {
 	heavies := slices.DeleteFunc(slices.Clone(ls), func(l float64) bool { return l < 1 })
 	most := func(n int) bool { return 2*n > len(ls) }
 
-	dA, notA := best(d, "forest", settingA, "avg_delay")
-	dC, notC := best(d, "forest", settingC, "avg_delay")
+	dA, notA := best(d, "forest", settingA, "avg_delay_time_units")
+	dC, notC := best(d, "forest", settingC, "avg_delay_time_units")
 	mA, notM := best(d, "forest", settingA, "msgs_per_entry")
 
 	var gain []float64       // forest-random's delay over forest's, λ ≤ 1
 	var randomLess []float64 // the rates where forest-random waits less
 	for _, l := range ls {
-		g := bv(d, "forest-random", settingA, l, "avg_delay")/bv(d, "forest", settingA, l, "avg_delay") - 1
+		g := bv(d, "forest-random", settingA, l, "avg_delay_time_units")/bv(d, "forest", settingA, l, "avg_delay_time_units") - 1
 		if l <= 1 {
 			gain = append(gain, g)
 		}
@@ -128,29 +128,29 @@ func tokenRows(d *data) []row {
 
 	flat, rise := 0.0, true
 	for _, a := range compared {
-		d1, d10 := bv(d, a, settingA, heavy, "avg_delay"), bv(d, a, settingA, ls[len(ls)-1], "avg_delay")
+		d1, d10 := bv(d, a, settingA, heavy, "avg_delay_time_units"), bv(d, a, settingA, ls[len(ls)-1], "avg_delay_time_units")
 		flat = math.Max(flat, math.Abs(d10/d1-1))
-		rise = rise && d1 > bv(d, a, settingA, light, "avg_delay")
+		rise = rise && d1 > bv(d, a, settingA, light, "avg_delay_time_units")
 	}
 
-	rayLight, forLight := bv(d, "raymond", settingB, light, "avg_delay"), bv(d, "forest", settingB, light, "avg_delay")
+	rayLight, forLight := bv(d, "raymond", settingB, light, "avg_delay_time_units"), bv(d, "forest", settingB, light, "avg_delay_time_units")
 	var eqHeavy float64
 	for _, l := range heavies {
-		eqHeavy = math.Max(eqHeavy, math.Abs(bv(d, "raymond", settingB, l, "avg_delay")/bv(d, "forest", settingB, l, "avg_delay")-1))
+		eqHeavy = math.Max(eqHeavy, math.Abs(bv(d, "raymond", settingB, l, "avg_delay_time_units")/bv(d, "forest", settingB, l, "avg_delay_time_units")-1))
 	}
-	rayA := bv(d, "raymond", settingA, light, "avg_delay")
+	rayA := bv(d, "raymond", settingA, light, "avg_delay_time_units")
 
 	makkiMax := true
 	for _, l := range heavies {
-		m := bv(d, "makki", settingA, l, "avg_delay")
+		m := bv(d, "makki", settingA, l, "avg_delay_time_units")
 		for _, o := range []string{"forest", "forest-random", "raymond", "srimani-reddy", "partition", "forest-paper"} {
-			makkiMax = makkiMax && m > bv(d, o, settingA, l, "avg_delay")
+			makkiMax = makkiMax && m > bv(d, o, settingA, l, "avg_delay_time_units")
 		}
 	}
-	makkiHeavy := bv(d, "makki", settingA, heavy, "avg_delay")
+	makkiHeavy := bv(d, "makki", settingA, heavy, "avg_delay_time_units")
 	otherHeavy := 0.0
 	for _, o := range []string{"forest", "raymond", "srimani-reddy"} {
-		otherHeavy = math.Max(otherHeavy, bv(d, o, settingA, heavy, "avg_delay"))
+		otherHeavy = math.Max(otherHeavy, bv(d, o, settingA, heavy, "avg_delay_time_units"))
 	}
 
 	heurMsgs := true
@@ -195,7 +195,7 @@ func tokenRows(d *data) []row {
 	var partBetter int
 	var partGain []float64
 	for _, l := range ls {
-		p, fo := bv(d, "partition", settingA, l, "avg_delay"), bv(d, "forest", settingA, l, "avg_delay")
+		p, fo := bv(d, "partition", settingA, l, "avg_delay_time_units"), bv(d, "forest", settingA, l, "avg_delay_time_units")
 		if p <= fo*1.01 {
 			partBetter++
 		}
@@ -208,13 +208,13 @@ func tokenRows(d *data) []row {
 			if bv(d, "partition-"+b, settingA, l, "msgs_per_entry") < bv(d, b, settingA, l, "msgs_per_entry") {
 				pbFewer++
 			}
-			if bv(d, "partition-"+b, settingA, l, "avg_delay") < bv(d, b, settingA, l, "avg_delay") {
+			if bv(d, "partition-"+b, settingA, l, "avg_delay_time_units") < bv(d, b, settingA, l, "avg_delay_time_units") {
 				pbFaster++
 			}
 		}
 	}
 	delays := func(a string) string {
-		return f(bv(d, a, settingA, light, "avg_delay"), 2) + ", " + f(bv(d, a, settingA, heavy, "avg_delay"), 2)
+		return f(bv(d, a, settingA, light, "avg_delay_time_units"), 2) + ", " + f(bv(d, a, settingA, heavy, "avg_delay_time_units"), 2)
 	}
 	return []row{
 		{
@@ -443,5 +443,5 @@ func waitsLess(d *data, ls []float64) string {
 	if len(ls) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, "avg_delay", ls), 2), list(over(d, "forest", settingA, "avg_delay", ls), 2))
+	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, "avg_delay_time_units", ls), 2), list(over(d, "forest", settingA, "avg_delay_time_units", ls), 2))
 }
