@@ -578,11 +578,14 @@ func (e *engine) loop() {
 }
 
 // stop stops the workload at time t: no new Entry calls from now on (the
-// drain, when Config.Drain).
+// drain, when Config.Drain, which the trace marks).
 func (e *engine) stop(t float64) {
 	e.stopping, e.stopAt, e.stopEvents = true, t, e.res.Events
 	e.stopEntries, e.stopState = e.res.Entries, e.lastState
 	e.starve = e.starveBound()
+	if e.tw != nil && e.cfg.Drain {
+		e.tw.Drain(t)
+	}
 }
 
 // timer is the workload's call: the request starts now; the call itself
