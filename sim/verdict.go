@@ -135,6 +135,7 @@ func (e *engine) starved() bool {
 		oldest, nd.pending, nd.reqTime, end-nd.reqTime, end, b, entries-nd.reqEntries, last, also))
 	v := e.res.Violation
 	v.Who, v.Since, v.Bound = cs.ID(oldest), nd.reqTime, b
+	e.res.Starved = count
 	return true
 }
 

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -200,6 +201,9 @@ func TestStarvationWithoutCrash(t *testing.T) {
 	if v := res.Violation; v == nil || v.Kind != sim.KindStarvation || !strings.HasPrefix(v.Detail, "P10's entry request, made at t=0.0158604,") ||
 		!strings.Contains(v.Detail, "; 33 requests in all waited longer than the bound") {
 		t.Fatalf("violation %+v, want P10's request starved, and 32 more", v)
+	}
+	if res.Starved != 33 || math.Abs(res.PendingWaitMax-(res.EndTime-0.0158604)) > 1e-6 {
+		t.Fatalf("%d starved, longest pending wait %g at the end t=%g; want 33 and P10's", res.Starved, res.PendingWaitMax, res.EndTime)
 	}
 }
 
