@@ -273,13 +273,18 @@ var (
 // LocalRunTable has one row per run: its algorithm, topology, load, why
 // it stopped (sim.Result.Stop) and its violation's kind (empty if none),
 // then its counts. messages_per_pair_member is memberRatio; triggers and
-// requests_by_trigger count LKCS's sidetrack messages.
+// requests_by_trigger count LKCS's sidetrack messages. The last columns
+// tell an undecided end from a starved one: the longest wait of a request
+// still pending at the end, the starvation bound, the requests pending at
+// an end with no verdict (undecided), and those a starvation verdict
+// counted (sim.Result.Starved).
 func LocalRunTable(outs []Outcome) *Table {
 	t := &Table{LabelName: "alg", TagNames: []string{"topology", "load", "stop", "violation"}, Header: []string{
 		"n", "links", "lambda_requests_per_time_unit", "E_time_units", "seed", "entries", "exits", "pairs", "messages", "messages_per_pair",
 		"messages_per_pair_member", "member_ratio_min", "member_ratio_max", "preempts_per_pair",
 		"entry_wait_mean_time_units", "exit_wait_mean_time_units", "pending", "unheld", "triggers", "requests_by_trigger",
-		"triggers_per_1000_entries", "end_time_units"}}
+		"triggers_per_1000_entries", "end_time_units",
+		"pending_wait_max_time_units", "starve_bound_time_units", "undecided_requests", "starved_requests"}}
 	for _, o := range outs {
 		r, res := o.Run, o.Result
 		all, lo, hi := memberRatio(o)
@@ -290,9 +295,20 @@ func LocalRunTable(outs []Outcome) *Table {
 			float64(p), float64(res.Messages), ratio(float64(res.Messages), float64(p)),
 			all, lo, hi, ratio(float64(kind(o, preemptKind)), float64(p)),
 			res.EntryWait.Mean, res.ExitWait.Mean, float64(res.Pending), float64(res.Unheld),
-			float64(trig), float64(kind(o, requestByTriggerKind)), 1000*ratio(float64(trig), float64(res.Entries)), res.EndTime)
+			float64(trig), float64(kind(o, requestByTriggerKind)), 1000*ratio(float64(trig), float64(res.Entries)), res.EndTime,
+			res.PendingWaitMax, res.StarveBound, float64(undecided(res)), float64(res.Starved))
 	}
 	return t
+}
+
+// undecided is the number of requests pending at the end of a run with
+// no verdict: none had waited longer than the starvation bound at the
+// stop of the workload, and the run did not serve them.
+func undecided(res *sim.Result) int {
+	if res.Violation != nil || res.DrainCut != "" || res.Stop == sim.StopMemory {
+		return 0
+	}
+	return res.Pending
 }
 
 // sizeGroup sums, for one algorithm and load, the processes with

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -210,6 +211,35 @@ func TestLocalRunTableCountsTriggers(t *testing.T) {
 		if got := tab.Rows[0][c]; got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestLocalRunTableUndecided: a run that ends with requests pending and
+// no verdict counts them undecided, with their longest wait and the bound
+// beside it; a starved run counts the requests its verdict counted as
+// starved, none undecided.
+func TestLocalRunTableUndecided(t *testing.T) {
+	c := &causal.Counts{Messages: []int64{0}, Entries: []int64{1}, Exits: []int64{1}, ByKind: []map[string]int64{{}}}
+	run := func(res *sim.Result) map[string]float64 {
+		tab := LocalRunTable([]Outcome{{Run: Run{Label: "lmutin", Topology: "path:1", N: 1}, Counts: c, Sizes: []int{1}, Result: res}})
+		got := map[string]float64{}
+		for _, name := range []string{"pending_wait_max_time_units", "starve_bound_time_units", "undecided_requests", "starved_requests"} {
+			col, err := tab.Column(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[name] = tab.Rows[0][col]
+		}
+		return got
+	}
+	ok := &sim.Result{Stop: sim.StopEntries, Entries: 10, Pending: 3, PendingWaitMax: 40, StarveBound: 200}
+	if got, want := run(ok), map[string]float64{"pending_wait_max_time_units": 40, "starve_bound_time_units": 200, "undecided_requests": 3, "starved_requests": 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("undecided run: %v, want %v", got, want)
+	}
+	starved := &sim.Result{Stop: sim.StopEntries, Entries: 10, Pending: 3, PendingWaitMax: 250, StarveBound: 200, Starved: 2,
+		Violation: &sim.Violation{Kind: sim.KindStarvation}}
+	if got, want := run(starved), map[string]float64{"pending_wait_max_time_units": 250, "starve_bound_time_units": 200, "undecided_requests": 0, "starved_requests": 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("starved run: %v, want %v", got, want)
 	}
 }
 

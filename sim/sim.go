@@ -124,6 +124,10 @@ type Result struct {
 	// StarveBound is the starvation bound the run was judged with
 	// (Config.StarveAfter, or the bound derived from its waiting times).
 	StarveBound float64
+	// Starved counts the requests that waited longer than StarveBound
+	// while the others progressed, when the verdict is a starvation (the
+	// named one included); 0 otherwise.
+	Starved int
 	// Violation is the first violation, or nil.
 	Violation *Violation
 	// Entries and Exits count completed state changes to InCS and OutCS.
@@ -145,6 +149,10 @@ type Result struct {
 	// For a global problem a drain with Unheld > 0 ends in a deadlock
 	// violation; for a local one they are reported here.
 	Pending, PendingExits, Unheld int
+	// PendingWaitMax is the longest time a pending request of a live
+	// process had waited at the end (EndTime minus its request's time; 0
+	// when none is pending).
+	PendingWaitMax float64
 	// EntryWait and ExitWait are the waiting times of completed Entry and
 	// Exit requests.
 	EntryWait, ExitWait Waits
@@ -578,11 +586,14 @@ func (e *engine) loop() {
 }
 
 // stop stops the workload at time t: no new Entry calls from now on (the
-// drain, when Config.Drain).
+// drain, when Config.Drain, which the trace marks).
 func (e *engine) stop(t float64) {
 	e.stopping, e.stopAt, e.stopEvents = true, t, e.res.Events
 	e.stopEntries, e.stopState = e.res.Entries, e.lastState
 	e.starve = e.starveBound()
+	if e.tw != nil && e.cfg.Drain {
+		e.tw.Drain(t)
+	}
 }
 
 // timer is the workload's call: the request starts now; the call itself
@@ -1034,6 +1045,7 @@ func (e *engine) finish() *Result {
 		if nd.pending != cs.None {
 			r.Pending++
 			pending = append(pending, int32(id))
+			r.PendingWaitMax = max(r.PendingWaitMax, e.now-nd.reqTime)
 		}
 		if nd.pending == cs.Exit {
 			r.PendingExits++

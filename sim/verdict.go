@@ -80,9 +80,10 @@ func (e *engine) drainCut() bool {
 // new entries, so the exits it leaves waiting are not starved; the
 // starved request is still pending at the end); then a drain that ended
 // with no event left and a request that no bound holds (a deadlock of the
-// drain only: the workload would have made more entries, which is why a
-// trace cannot confirm it, and why a starvation before the stop comes
-// first); then a livelock at the end, then a cut drain, which leaves the
+// drain: no continuation without new entries completes it, which trace
+// check confirms after the trace's drain event; a starvation before the
+// stop comes first, because the workload would have made more entries);
+// then a livelock at the end, then a cut drain, which leaves the
 // run incomplete. A deadlock without a drain (no event left) stopped the
 // run before: every live process waits for ever, which says more than a
 // starvation.
@@ -134,6 +135,7 @@ func (e *engine) starved() bool {
 		oldest, nd.pending, nd.reqTime, end-nd.reqTime, end, b, entries-nd.reqEntries, last, also))
 	v := e.res.Violation
 	v.Who, v.Since, v.Bound = cs.ID(oldest), nd.reqTime, b
+	e.res.Starved = count
 	return true
 }
 

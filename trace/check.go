@@ -222,6 +222,9 @@ type checker struct {
 	rep     *Report
 	n       int
 	verdict bool // the trace's verdict event was read: nothing may follow
+	// drained: the trace's drain event was read (no entry request may
+	// follow).
+	drained bool
 	fifo    bool
 	state   []cs.State
 	pending []cs.Op
@@ -365,6 +368,13 @@ func (c *checker) step(ev Event) bool {
 		c.rep.Claim = &cl
 		return true
 	}
+	if ev.Ev == EvDrain {
+		if c.drained {
+			return c.fail(RuleRun, "a second drain event: the workload stops once")
+		}
+		c.drained = true
+		return true
+	}
 	if !c.valid(ev.Node) {
 		return c.fail(RuleRun, fmt.Sprintf("node %d is out of range 1..%d", ev.Node, c.n))
 	}
@@ -484,6 +494,8 @@ func (c *checker) request(ev Event) bool {
 		op = cs.Exit
 	}
 	switch {
+	case op == cs.Entry && c.drained:
+		return c.fail(RuleRun, fmt.Sprintf("P%d requests entry after the drain event, after which no process calls Entry", i))
 	case c.pending[i] != cs.None:
 		return c.fail(RuleConvention, fmt.Sprintf("P%d requests %s while its %s request is pending", i, op, c.pending[i]))
 	case op == cs.Entry && c.state[i] != cs.OutCS:
@@ -704,7 +716,8 @@ func (c *checker) confirmLivelock(cl *Claim) (Confirmation, string) {
 // with no failure detector output left. A
 // deadlock under a budget (a pending request that no continuation
 // completes while other processes could still call) is decided by
-// searching the continuations, which a trace does not record.
+// searching the continuations, which a trace does not record. After a
+// drain event the idle processes call Entry no more: see drainUnheld.
 func (c *checker) confirmDeadlock() (Confirmation, string) {
 	if n, example := c.inTransitToLive(); n > 0 {
 		return NotConfirmed, fmt.Sprintf("%d %s still in transit to live processes at the end (%s): it can be delivered, so this is not a deadlock", n, messages(n), example)
@@ -730,14 +743,64 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 		return NotConfirmed, fmt.Sprintf("at the end only exits wait (%s) and at most l = %d processes are live: the exit guard requires them to wait (docs/ft-global-lk-cs.md, I3), which is not a deadlock",
 			list(waits), c.guard.L())
 	}
-	if len(idle) > 0 {
+	var unheld []string
+	if len(idle) > 0 && c.drained {
+		var conf Confirmation
+		var note string
+		if unheld, conf, note = c.drainUnheld(waits, idle); unheld == nil {
+			return conf, note
+		}
+	}
+	if len(idle) > 0 && !c.drained {
 		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
 			list(waits), isAre(len(waits)), strings.Join(idle, " "))
 	}
 	if i, j, ok := c.unsuspected(); ok {
 		return CannotConfirm, fmt.Sprintf("P%d has not suspected the crashed P%d: a failure detector output may still be enabled (the trace does not say which detector ran)", i, j)
 	}
+	if len(idle) > 0 {
+		return Confirmed, fmt.Sprintf("at the end of the drain no message is in transit to a live process, the idle live processes (%s) are OutCS and call Entry no more, and no bound holds %s: no continuation without new entries completes it",
+			strings.Join(idle, " "), list(unheld))
+	}
 	return Confirmed, fmt.Sprintf("at the end no message is in transit to a live process and every live process waits in a request (%s)", list(waits))
+}
+
+// drainUnheld returns the pending requests that no bound holds at the end
+// of a drained trace where some live processes are idle (waits and idle
+// list the others and them), or nil and the answer to the claim. After
+// the drain event no process calls Entry, so an idle process OutCS never
+// acts again and, with no message in transit to a live process, nothing
+// happens any more. A request that a bound holds (an entry waiting for an
+// exit, an exit for an entry that the drain does not make) waits as the
+// problem allows; one that no bound holds is never completed by a
+// continuation without new entries: the simulator's deadlock of the
+// drain. Under an exit guard the bounds are the global l..k, as the
+// simulator judges them.
+func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, string) {
+	for id := cs.ID(1); int(id) <= c.n; id++ {
+		if !c.crashed[id] && c.pending[id] == cs.None && c.state[id] == cs.InCS {
+			return nil, CannotConfirm, fmt.Sprintf("at the end of the drain P%d is InCS with no exit request: it could still call Exit", id)
+		}
+	}
+	judge, blocked := c.prop, false
+	if c.guard != nil {
+		blocked = c.guard.ExitsBlocked(c)
+		if p, err := property.Global(c.n, c.guard.L(), c.guard.K()); err == nil {
+			judge, _ = property.NewTracker(p, c)
+		}
+	}
+	var unheld []string
+	for id := cs.ID(1); int(id) <= c.n; id++ {
+		op := c.pending[id]
+		if c.crashed[id] || op == cs.None || blocked && op == cs.Exit || judge.Blocks(id, op == cs.Entry) {
+			continue
+		}
+		unheld = append(unheld, fmt.Sprintf("P%d %s", id, op))
+	}
+	if len(unheld) == 0 {
+		return nil, NotConfirmed, fmt.Sprintf("at the end of the drain a bound holds every pending request (%s): each waits for a state change of an idle process (%s), which the drain does not make", list(waits), strings.Join(idle, " "))
+	}
+	return unheld, Confirmed, ""
 }
 
 // inTransitToLive counts the unreceived sends to live processes and
@@ -825,6 +888,8 @@ func describe(ev Event) string {
 		return fmt.Sprintf("P%d suspects P%d", ev.Node, ev.Who)
 	case EvTrust:
 		return fmt.Sprintf("P%d trusts P%d", ev.Node, ev.Who)
+	case EvDrain:
+		return "the drain begins"
 	}
 	return ev.Ev
 }

@@ -142,3 +142,56 @@ func TestTimedVerdictWritten(t *testing.T) {
 		}
 	}
 }
+
+// drainedHead and drainedBody: P2 enters, P1 requests entry, the drain
+// begins at t=4 and P2 exits; at the end P1's entry waits with room for
+// it (k = 2) and P2, P3 are OutCS, calling Entry no more.
+const (
+	drainedHead = starvedHead
+	drainedBody = `{"t":1,"ev":"request","node":2,"op":"entry"}
+{"t":2,"ev":"state","node":2,"state":"InCS"}
+{"t":3,"ev":"request","node":1,"op":"entry"}
+{"t":4,"ev":"drain","node":0}
+{"t":5,"ev":"request","node":2,"op":"exit"}
+{"t":6,"ev":"state","node":2,"state":"OutCS"}
+`
+	drainedVerdict = `{"t":7,"ev":"verdict","node":0,"kind":"deadlock","detail":"the drain ended"}` + "\n"
+)
+
+// TestDrainDeadlockClaim: after a drain event the idle processes OutCS
+// call Entry no more, so a deadlock is confirmed with them idle when no
+// message is in transit and a pending request is one no bound holds; a
+// process InCS could still call Exit, a request every bound holds waits
+// as the problem allows, and without the drain event the idle processes
+// could still call.
+func TestDrainDeadlockClaim(t *testing.T) {
+	noDrain := strings.Replace(drainedBody, `{"t":4,"ev":"drain","node":0}`+"\n", "", 1)
+	held := `{"ev":"header","alg":"t","n":3,"l":1,"k":2,"initial":[2],"lo":1,"hi":2,"runtime":"sim","fifo":true}` + "\n" +
+		`{"t":1,"ev":"request","node":2,"op":"exit"}` + "\n" + `{"t":2,"ev":"drain","node":0}` + "\n" + drainedVerdict
+	checkClaims(t, trace.KindDeadlock, []claimCase{
+		{"confirmed", drainedHead + drainedBody + drainedVerdict, trace.Confirmed,
+			"the idle live processes (P2 P3) are OutCS and call Entry no more, and no bound holds P1 entry"},
+		{"no drain event", drainedHead + noDrain + drainedVerdict, trace.CannotConfirm,
+			"P2 P3 could still call Entry or Exit"},
+		{"a process InCS", drainedHead + strings.Split(drainedBody, `{"t":5`)[0] + drainedVerdict, trace.CannotConfirm,
+			"P2 is InCS with no exit request: it could still call Exit"},
+		{"held by the lower bound", held, trace.NotConfirmed,
+			"a bound holds every pending request (P2 exit)"},
+		{"a message in transit", drainedHead + drainedBody + `{"t":6.5,"ev":"send","node":3,"to":1,"msg":"A","words":1}` + "\n" + drainedVerdict, trace.NotConfirmed,
+			"1 message is still in transit"},
+	})
+	rep := check(t, drainedHead+drainedBody+`{"t":6.5,"ev":"request","node":3,"op":"entry"}`+"\n")
+	if v := rep.Violation; v == nil || v.Rule != trace.RuleRun || !strings.Contains(v.Reason, "P3 requests entry after the drain event") {
+		t.Fatalf("an entry after the drain: %+v", v)
+	}
+	rep = check(t, drainedHead+drainedBody+`{"t":6.5,"ev":"drain","node":0}`+"\n")
+	if v := rep.Violation; v == nil || !strings.Contains(v.Reason, "a second drain event") {
+		t.Fatalf("a second drain: %+v", v)
+	}
+	var b strings.Builder
+	tw := trace.NewWriter(&b, trace.Header{N: 2, Lo: 0, Hi: 1, Runtime: "sim", FIFO: true})
+	tw.Event(trace.Event{T: 4, Ev: trace.EvDrain})
+	if err := tw.Flush(); err != nil || !strings.HasSuffix(b.String(), `{"t":4,"ev":"drain","node":0}`+"\n") {
+		t.Fatalf("written: %q %v", b.String(), err)
+	}
+}

@@ -260,7 +260,7 @@ func (tr *Reader) Next() (Event, error) {
 		if r.Fence != nil && r.State != cs.InCS.String() {
 			return Event{}, tr.errorf("a state event to OutCS with a \"fence\": only an entry (state InCS) carries a token")
 		}
-	case EvCrash:
+	case EvCrash, EvDrain:
 	case EvVerdict:
 		c, fe := claimOf(claimJSON{Kind: r.Kind, Detail: r.Detail, Who: r.Who, Since: r.Since, Bound: r.Bound}, "a verdict", "")
 		if fe != nil {
@@ -268,7 +268,7 @@ func (tr *Reader) Next() (Event, error) {
 		}
 		claim = &c
 	default:
-		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect, trust or verdict", Got: strconv.Quote(r.Ev)}
+		f := &fieldError{Field: "ev", Want: "send, recv, request, state, crash, suspect, trust, drain or verdict", Got: strconv.Quote(r.Ev)}
 		if r.Ev == "" {
 			f.Got = "nothing"
 		}

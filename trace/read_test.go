@@ -95,7 +95,7 @@ func TestCheckMalformed(t *testing.T) {
 		{"words string", ev(`{"t":1,"ev":"send","node":1,"to":2,"msg":"A","words":"4"}`), 2, `field "words": want an integer, got a string`},
 		{"ev number", ev(`{"t":1,"ev":3,"node":1}`), 2, `field "ev": want a string, got a number`},
 		{"event an array", ev(`[1]`), 2, "want a JSON object {...}, got an array"},
-		{"unknown kind", ev(`{"t":1,"ev":"teleport","node":1}`), 2, `field "ev": want send, recv, request, state, crash, suspect, trust or verdict, got "teleport"`},
+		{"unknown kind", ev(`{"t":1,"ev":"teleport","node":1}`), 2, `field "ev": want send, recv, request, state, crash, suspect, trust, drain or verdict, got "teleport"`},
 		{"no kind", ev(`{"t":1,"node":1}`), 2, `no field "ev": want send, recv`},
 		{"missing t", ev(`{"ev":"crash","node":1}`), 2, `crash event without "t": want a finite number`},
 		{"missing node", ev(`{"t":1,"ev":"crash"}`), 2, `crash event without "node"`},

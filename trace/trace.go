@@ -61,6 +61,12 @@ const (
 	// Claim, which trace check then confirms as it does the header's
 	// "demonstrates". "node" is 0; nothing may follow it.
 	EvVerdict = "verdict"
+	// EvDrain marks the stop of a run's workload when a drain follows
+	// (the simulator's Config.Drain): from here on no process calls Entry,
+	// and the run delivers the messages and completes the requests made.
+	// "node" is 0. A deadlock claimed after it is one of the drain: no
+	// continuation without new entries completes the request.
+	EvDrain = "drain"
 )
 
 // Header is the first line of a trace: the run's configuration.
@@ -120,7 +126,8 @@ type LK [][2]int
 const (
 	// KindBounds: the safety property fails.
 	KindBounds = "bounds"
-	// KindDeadlock: a pending request that no continuation completes.
+	// KindDeadlock: a pending request that no continuation completes
+	// (after an EvDrain: no continuation without new entries).
 	KindDeadlock = "deadlock"
 	// KindConvention: a machine broke the invocation convention (refused a
 	// call made under it, or reported a state change it did not make).
@@ -705,6 +712,10 @@ func (tw *Writer) Verdict(t float64, c Claim) {
 	tw.end(b)
 }
 
+// Drain records that the workload stopped at t and the drain began
+// (EvDrain): no Entry request follows.
+func (tw *Writer) Drain(t float64) { tw.end(tw.start(t, EvDrain, 0)) }
+
 // Event records ev by the method of its kind (Send, Recv, ...), with the
 // fields of that kind; an event of an unknown kind is left out. "op" and
 // "state" other than "exit" and "InCS" are taken as "entry" and "OutCS".
@@ -744,6 +755,8 @@ func (tw *Writer) Event(ev Event) {
 		tw.Trust(ev.T, ev.Node, ev.Who)
 	case EvVerdict:
 		tw.Verdict(ev.T, ev.Claim())
+	case EvDrain:
+		tw.Drain(ev.T)
 	}
 }
 

@@ -72,6 +72,7 @@ const (
 	tCrash
 	tSuspect
 	tVerdict
+	tDrain // the simulator's workload stops and its drain begins
 )
 
 // Data is what the page shows, as embedded in it (JSON).
@@ -289,7 +290,7 @@ func (b *builder) valid(ev trace.Event, n int, last float64) error {
 		return fmt.Errorf(`field "t": want a number of magnitude at most %g, got %g`, MaxTime, ev.T)
 	case ev.T < last:
 		return fmt.Errorf("time %g is before the previous event's %g", ev.T, last)
-	case ev.Ev == trace.EvVerdict:
+	case ev.Ev == trace.EvVerdict, ev.Ev == trace.EvDrain:
 		return nil
 	case !ok(ev.Node):
 		return fmt.Errorf("node %d is out of range 1..%d", ev.Node, n)
@@ -403,6 +404,8 @@ func (b *builder) event(i int64, ev trace.Event) {
 		}
 	case trace.EvSuspect:
 		row[1], row[3] = tSuspect, float64(ev.Who)
+	case trace.EvDrain:
+		row[1], row[2] = tDrain, 0
 	case trace.EvVerdict:
 		row[1], row[2] = tVerdict, 0
 		b.claim(trace.Claim{Kind: ev.Kind, Detail: ev.Detail})

@@ -49,8 +49,10 @@ bounds, deadlock, convention, error, fencing, starvation or livelock;
 docs/trace.md). trace check then first prints "confirmed", "not confirmed" or
 "cannot confirm" with the reason: a deadlock is confirmed when at the end no
 message is in transit to a live process and every live process waits in a
-request; a deadlock under a budget (some process could still call) cannot be
-confirmed from a trace alone. A starvation is confirmed when the named
+request, or, after the drain event critsec sim writes when its workload stops
+(no Entry call follows it), when every idle live process is OutCS and some
+pending request is one that no bound holds; a deadlock under a budget (some
+process could still call) cannot be confirmed from a trace alone. A starvation is confirmed when the named
 process's request, made at the time the verdict gives, is still pending at
 the end, at least the verdict's bound later, and another process changed
 state after it had waited the bound; a livelock when no process changed

@@ -6,7 +6,7 @@
   const D = JSON.parse(document.getElementById("data").textContent);
   const H = D.header;
   const E = D.detail; // [t, type, node, other, kind, match]
-  const T = { SEND: 0, RECV: 1, ENTRY: 2, EXIT: 3, INCS: 4, OUTCS: 5, CRASH: 6, SUSPECT: 7, VERDICT: 8 };
+  const T = { SEND: 0, RECV: 1, ENTRY: 2, EXIT: 3, INCS: 4, OUTCS: 5, CRASH: 6, SUSPECT: 7, VERDICT: 8, DRAIN: 9 };
   const MAXDRAW = 3000; // most arrows drawn at once (level of detail)
   const SVGNS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
@@ -168,7 +168,8 @@
     const kind = k >= 0 ? D.kinds[k] : "";
     const s = ["P" + p + " sends " + kind + " to P" + o, "P" + p + " receives " + kind + " from P" + o,
       "P" + p + " requests entry", "P" + p + " requests exit", "P" + p + " becomes InCS", "P" + p + " becomes OutCS",
-      "P" + p + " crashes", "P" + p + " suspects P" + o, "the run's verdict" + (vio && vio.kind ? ": " + vio.kind : "")][ty];
+      "P" + p + " crashes", "P" + p + " suspects P" + o, "the run's verdict" + (vio && vio.kind ? ": " + vio.kind : ""),
+      "the workload stops; the drain begins (no more entry requests)"][ty];
     return "event " + (D.first + i + 1) + " (t=" + fmtT(t) + "): " + s;
   }
 
