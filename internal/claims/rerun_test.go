@@ -136,8 +136,8 @@ var studies = []study{
 var survivors = []string{"forest", "gcs", "kmutex", "lkcs", "lkcs-paper", "maekawa", "makki", "mutin", "partition", "srimani-reddy"}
 
 // survival is c's survival table (the first crash and the first k) of
-// algs, in that order: one algorithm at a time runs its seeds one after
-// another, so the algorithms run side by side.
+// algs, in that order. experiment.FT07.Survival runs its algorithms one
+// after another; here each runs on its own, side by side with the others.
 func survival(c experiment.FT07, algs []string) (*experiment.Table, error) {
 	parts := make([]*experiment.Table, len(algs))
 	errs := make([]error, len(algs))
@@ -195,8 +195,8 @@ func rows(t *testing.T, root string) [][]row {
 	return out
 }
 
-// TestStudiesKeepVerdicts re-runs every study docs/claims.md reads at
-// short settings and checks that each claim keeps the verdict the
+// TestStudiesKeepVerdicts re-runs every study docs/claims.md reads (and
+// the tables only the other docs read) at short settings and checks that each claim keeps the verdict the
 // committed full-setting tables give it, and that the short tables are
 // those committed under testdata/short: a change to an algorithm or the
 // simulator that moves the studies' numbers fails here, naming the claim
