@@ -158,7 +158,7 @@ Rows whose verdict is a number are computed from the studies' CSV files committe
 [experiments/](experiments/), the tables the other docs cite, each against the tolerance the row
 states; the studies are deterministic (equal seeds give byte-identical tables). CI also keeps the
 tables in step with the code: it re-runs every study this page reads at short settings (one seed,
-fewer entries and processes, the same rates, loads and topology families; 5 s of CPU,
+fewer entries and processes, the same rates, loads and topology families; 7 s of CPU,
 [experiments.md](experiments.md#keeping-the-tables-in-step-with-the-code)) and fails when a
 claim's verdict on the fresh numbers is not the one below, naming the claim, both results and the
 command, or when the short tables differ from those committed with the test: a change to the code
