@@ -113,19 +113,29 @@ func TestDeadlineKillsGroup(t *testing.T) {
 	}
 }
 
-// TestRenewalsKeepItRunning: deadlines 300 ms ahead, renewed every 20 ms,
-// keep the command running past the first; once they stop, the
-// group is killed at the last.
+// TestRenewalsKeepItRunning: deadlines a lease ahead, renewed every 20 ms
+// for two seconds, keep the command running past the first; once they stop,
+// the group is killed at the last. The lease (1.5 s) is far longer than
+// the renewals' period, so a test descheduled on a loaded machine still
+// renews in time; a kill is a failure only before the deadline last sent.
 func TestRenewalsKeepItRunning(t *testing.T) {
+	const lease = 1500 * time.Millisecond
 	wd := start(t, Unbounded, `sleep 60 & wait`)
 	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	first := Now() + int64(lease)
 	var last int64
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		last = Now() + int64(300*time.Millisecond)
-		wd.pipe.Write(AppendDeadline(nil, last))
-		if wd.group() == 0 {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if wd.group() == 0 && Now() < last {
 			t.Fatalf("group killed while its lease was renewed: %s", wd.stderr)
 		}
+		last = Now() + int64(lease)
+		wd.pipe.Write(AppendDeadline(nil, last))
+	}
+	if wd.group() == 0 {
+		t.Fatalf("group killed while its lease was renewed: %s", wd.stderr)
+	}
+	if Now() < first {
+		t.Fatal("the renewals ended before the first deadline: the test did not run past it")
 	}
 	waitFor(t, "the group killed", func() bool { return wd.group() == 0 })
 	if Now() < last {
