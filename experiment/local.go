@@ -296,19 +296,9 @@ func LocalRunTable(outs []Outcome) *Table {
 			all, lo, hi, ratio(float64(kind(o, preemptKind)), float64(p)),
 			res.EntryWait.Mean, res.ExitWait.Mean, float64(res.Pending), float64(res.Unheld),
 			float64(trig), float64(kind(o, requestByTriggerKind)), 1000*ratio(float64(trig), float64(res.Entries)), res.EndTime,
-			res.PendingWaitMax, res.StarveBound, float64(undecided(res)), float64(res.Starved))
+			res.PendingWaitMax, res.StarveBound, float64(res.Undecided()), float64(res.Starved))
 	}
 	return t
-}
-
-// undecided is the number of requests pending at the end of a run with
-// no verdict: none had waited longer than the starvation bound at the
-// stop of the workload, and the run did not serve them.
-func undecided(res *sim.Result) int {
-	if res.Violation != nil || res.DrainCut != "" || res.Stop == sim.StopMemory {
-		return 0
-	}
-	return res.Pending
 }
 
 // sizeGroup sums, for one algorithm and load, the processes with

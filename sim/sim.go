@@ -180,6 +180,21 @@ type Result struct {
 	EndTime float64
 }
 
+// Undecided counts the requests pending at the end of a run that ended
+// with no verdict: none of them had waited longer than StarveBound at the
+// stop of the workload, and none completed. Without a drain they may yet
+// complete; after one, they wait for a call the drain does not make (a
+// bound holds them, or, in a local problem, they are Unheld:
+// docs/experiments.md, "Which verdict"). A run with a violation, a cut
+// drain or a memory stop (incomplete), or one that stopped idle (what
+// pends then is an exit an exit guard holds) has none.
+func (r *Result) Undecided() int {
+	if r.Violation != nil || r.DrainCut != "" || r.Stop == StopMemory || r.Stop == StopIdle {
+		return 0
+	}
+	return r.Pending
+}
+
 // MessagesPerEntry is Messages / Entries (0 without entries).
 func (r *Result) MessagesPerEntry() float64 { return ratio(float64(r.Messages), float64(r.Entries)) }
 

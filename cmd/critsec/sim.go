@@ -272,7 +272,7 @@ type simSummary struct {
 	Pending          int         `json:"pending"`
 	PendingExits     int         `json:"pending_exits"`
 	Unheld           int         `json:"unheld"`
-	Undecided        int         `json:"undecided"` // requests pending at an ok end without a drain: not starved yet, not judged
+	Undecided        int         `json:"undecided"` // sim.Result.Undecided: requests pending at an ok end, not starved, not served
 	EntryWait        sim.Waits   `json:"entry_wait"`
 	ExitWait         sim.Waits   `json:"exit_wait"`
 	Throughput       float64     `json:"throughput"`
@@ -355,10 +355,9 @@ func newSimSummary(pr problem, c *sim.Config, r *sim.Result) simSummary {
 		s.Result = "violation"
 		s.Violation = &simViolate{Kind: v.Kind, Time: v.Time, Event: v.Event, Detail: v.Detail, InCS: append([]cs.ID{}, v.InCS...)}
 	}
-	if s.Result == "ok" && !r.Drained && r.Stop != sim.StopIdle {
-		// Not starved yet is not served: without a drain the run cannot
-		// tell whether its pending requests would complete.
-		s.Undecided = r.Pending
+	if s.Result == "ok" {
+		// Not starved is not served (sim.Result.Undecided).
+		s.Undecided = r.Undecided()
 	}
 	return s
 }
@@ -391,7 +390,11 @@ func printSim(w io.Writer, s simSummary, tracePath string) {
 	case s.Stop == sim.StopViolation:
 		fmt.Fprintf(w, "result: %s\n", s.Result)
 	case s.Undecided > 0:
-		fmt.Fprintf(w, "result: %s (undecided: %d requests pending, none yet starved under the bound B=%.6g; %s)\n", s.Result, s.Undecided, s.StarveBound, stop)
+		after := ""
+		if s.Drained {
+			after = " after the drain"
+		}
+		fmt.Fprintf(w, "result: %s (undecided: %d requests pending%s, none yet starved under the bound B=%.6g; %s)\n", s.Result, s.Undecided, after, s.StarveBound, stop)
 	default:
 		fmt.Fprintf(w, "result: %s (%s)\n", s.Result, stop)
 	}
