@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/node"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -201,7 +202,10 @@ type Result struct {
 	// Unmeant are the silences past the timeout that no fault was meant
 	// to cause (a loaded machine): the lower bound and the members'
 	// return are then not checked.
-	Unmeant  []Silence
+	Unmeant []Silence
+	// Late are the watchdogs' kills that came more than node.FenceSlack
+	// after their deadline, but for a watchdog frozen by a pause-tree.
+	Late     []LateKill
 	Trace    *trace.Report
 	Problems []string // every assertion that failed, one line each
 }
@@ -295,8 +299,15 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	b := c.bounds
 	b.Until = until
 	res.Record = Check(lines, b)
+	res.Late = lateUnmeant(cl.LateKills(node.FenceSlack), res.Injected)
+	broken := ""
+	if len(res.Late) > 0 {
+		broken = fmt.Sprintf(" (the timing argument's assumption broken: %s)", describeLate(res.Late))
+		res.Problems = append(res.Problems, fmt.Sprintf("a watchdog killed more than node.FenceSlack (%v) after its deadline, "+
+			"which the timing argument assumes it never does (docs/fencing.md): %s", node.FenceSlack, describeLate(res.Late)))
+	}
 	for _, s := range res.Record.Over {
-		res.Problems = append(res.Problems, "more than k copies: "+res.Record.Describe(s))
+		res.Problems = append(res.Problems, "more than k copies"+broken+": "+res.Record.Describe(s))
 	}
 	// The members' return and the lower bound hold only while no member
 	// is silent past the timeout but those the schedule meant to be: a
@@ -360,6 +371,32 @@ func unmeant(silences []Silence, faults []Injected, timeout time.Duration) []Sil
 		}
 	}
 	return out
+}
+
+// lateUnmeant drops from late the kills of members whose tree a
+// pause-tree froze: their watchdog, stopped past its deadline by the
+// fault, kills as it resumes, late by design.
+func lateUnmeant(late []LateKill, faults []Injected) []LateKill {
+	var out []LateKill
+	for _, k := range late {
+		frozen := false
+		for _, in := range faults {
+			frozen = frozen || in.Kind == PauseTree && slices.Contains(in.Members, k.Member)
+		}
+		if !frozen {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// describeLate says which watchdogs killed late, and by how much.
+func describeLate(late []LateKill) string {
+	var parts []string
+	for _, k := range late {
+		parts = append(parts, fmt.Sprintf("P%d's by %v", k.Member, k.Late))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // waitRunning waits until copies of at least want members wrote to the
