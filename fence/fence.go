@@ -17,7 +17,11 @@
 //     on the monotonic clock fires late, not never).
 //
 // The watchdog is a separate process so that it keeps running while
-// critsec run is frozen: a paused node cannot stop anything. Both run on
+// critsec run is frozen: a paused node cannot stop anything. Once the
+// command has started, it runs in the real-time scheduling class where
+// it may (Prioritize), so that a machine short of processor time does not
+// hold its kill back past the slack the timing argument allows
+// (node.FenceSlack). Both run on
 // one machine: a freeze of the whole machine (a virtual machine stopped)
 // pauses the watchdog too, and that is what fencing tokens are for.
 package fence
