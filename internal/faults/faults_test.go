@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,14 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(RelayEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "relay: %s=%q: want a number of members\n", RelayEnv, v)
+			os.Exit(2)
+		}
+		os.Exit(RelayMain(n, os.Stdin, os.Stdout, os.Stderr))
+	}
 	flag.Parse()
 	code := m.Run()
 	if bins.dir != "" {
@@ -311,7 +320,7 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	if len(res.Unmeant) > 0 && dc.Mode != node.ModeMajority {
 		broken = append(broken, "silences past the timeout that no fault meant ("+describeSilences(res.Unmeant)+
 			"): in crash-stop mode members silent to each other that long declare each other crashed and split the cluster "+
-			"(docs/fencing.md, \"Two modes\"); every link runs through the harness's relay, in the test process")
+			"(docs/fencing.md, \"Two modes\"); every link runs through the harness's relay")
 	}
 	why := ""
 	if len(broken) > 0 {
