@@ -3,8 +3,10 @@ package fence_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,6 +179,86 @@ func TestPausedWatchdog(t *testing.T) {
 	if took := time.Since(resumed); took > time.Second {
 		t.Errorf("group killed %v after the watchdog resumed", took)
 	}
+}
+
+// TestPriority: the watchdog runs every thread in the real-time class
+// (SCHED_FIFO), so that a machine short of processor time does not delay
+// its kill, and its command and the command's child in the ordinary one
+// (SCHED_OTHER); without the privilege it says so and runs on.
+func TestPriority(t *testing.T) {
+	wd := start(t, Unbounded, `sleep 60 & wait`)
+	waitFor(t, "the watchdog, the command and its child", func() bool { return wd.group() == 3 })
+	pid := wd.cmd.Process.Pid
+	waitFor(t, "every thread of the watchdog real-time, or its refusal", func() bool {
+		return strings.Contains(wd.stderr.String(), "normal scheduling priority") || allPolicy(t, pid, schedFIFO)
+	})
+	if msg := wd.stderr.String(); strings.Contains(msg, "normal scheduling priority") {
+		t.Skipf("not permitted here: %s", strings.TrimSpace(msg))
+	}
+	procs := groupProcs(t, pid)
+	if len(procs) != 3 {
+		t.Fatalf("group %d: processes %v, want the watchdog, the command and its child", pid, procs)
+	}
+	for _, p := range procs {
+		if p != pid && !allPolicy(t, p, schedOther) {
+			t.Errorf("process %d of the command's group is not in the ordinary scheduling class", p)
+		}
+	}
+}
+
+// The scheduling policies, as /proc/PID/stat gives them.
+const (
+	schedOther = 0
+	schedFIFO  = 1
+)
+
+// stat is the fields of a /proc stat file after the command's name: the
+// process's state is stat[0], field 3 of proc(5).
+func stat(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.Fields(rest)
+}
+
+// allPolicy says whether every thread of process pid has the scheduling
+// policy (field 41 of proc(5)).
+func allPolicy(t *testing.T, pid, policy int) bool {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(ents) == 0 {
+		return false
+	}
+	for _, e := range ents {
+		f := stat(t, fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
+		if len(f) < 39 || f[38] != strconv.Itoa(policy) {
+			return false
+		}
+	}
+	return true
+}
+
+// groupProcs lists the processes of process group pgid.
+func groupProcs(t *testing.T, pgid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := stat(t, fmt.Sprintf("/proc/%d/stat", p)); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TestExitStatus: the watchdog ends with its command's exit status, 128

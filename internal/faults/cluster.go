@@ -325,8 +325,8 @@ func readCmdline(p int) (string, error) {
 }
 
 // Notes is what member id's log says of its lease, its peers and its
-// failures: its warnings and errors, and its leases renewed, one line
-// each, at most max of them (the last).
+// failures: its warnings and errors, its leases renewed and its
+// watchdogs' kills, one line each, at most max of them (the last).
 func (c *Cluster) Notes(id, max int) string {
 	b, err := os.ReadFile(c.Log(id))
 	if err != nil {
@@ -334,7 +334,8 @@ func (c *Cluster) Notes(id, max int) string {
 	}
 	var notes []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "lease renewed") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, "lease renewed") ||
+			strings.HasPrefix(l, "critsec watchdog:") {
 			notes = append(notes, l)
 		}
 	}
@@ -376,5 +377,42 @@ func (c *Cluster) Silences(before time.Time) []Silence {
 		}
 	}
 	slices.SortFunc(out, func(a, b Silence) int { return cmp.Or(a.By-b.By, a.Of-b.Of) })
+	return out
+}
+
+// lateRe finds, in a line of a member's log, a watchdog's kill at its
+// deadline and how long after the deadline it came (fence.Watch).
+var lateRe = regexp.MustCompile(`^critsec watchdog: the lease ended (\S+) ago`)
+
+// LateKill is a kill by member Member's watchdog that came Late after
+// its deadline.
+type LateKill struct {
+	Member int
+	Late   time.Duration
+}
+
+// LateKills lists, from the members' logs, the kills of their watchdogs
+// that came more than slack after their deadline, in member order.
+func (c *Cluster) LateKills(slack time.Duration) []LateKill {
+	var out []LateKill
+	for id := 1; id <= c.cfg.N; id++ {
+		b, _ := os.ReadFile(c.Log(id))
+		out = append(out, lateKills(id, string(b), slack)...)
+	}
+	return out
+}
+
+// lateKills is LateKills for member id's log.
+func lateKills(id int, log string, slack time.Duration) []LateKill {
+	var out []LateKill
+	for _, l := range strings.Split(log, "\n") {
+		m := lateRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if d, err := time.ParseDuration(m[1]); err == nil && d > slack {
+			out = append(out, LateKill{Member: id, Late: d})
+		}
+	}
 	return out
 }

@@ -6,7 +6,8 @@
 // process below it, kill -9 of critsec run alone or of its whole unit and
 // a restart on the same data directory, a partition of one member or of a
 // minority and packet loss (nftables inside the namespaces), and delay (a
-// TCP relay in the hub: the kernel may have no netem).
+// TCP relay in the hub, a process of its own in the real-time scheduling
+// class: the kernel may have no netem).
 //
 // Every copy of the service appends its heartbeat to one file, one write
 // per line: the file's order is the order of the writes, so the record of

@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/critsec/critsec/cs"
+	"github.com/critsec/critsec/node"
 	"github.com/critsec/critsec/trace"
 )
 
@@ -33,6 +35,14 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(RelayEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "relay: %s=%q: want a number of members\n", RelayEnv, v)
+			os.Exit(2)
+		}
+		os.Exit(RelayMain(n, os.Stdin, os.Stdout, os.Stderr))
+	}
 	flag.Parse()
 	code := m.Run()
 	if bins.dir != "" {
@@ -201,7 +211,10 @@ type Result struct {
 	// Unmeant are the silences past the timeout that no fault was meant
 	// to cause (a loaded machine): the lower bound and the members'
 	// return are then not checked.
-	Unmeant  []Silence
+	Unmeant []Silence
+	// Late are the watchdogs' kills that came more than node.FenceSlack
+	// after their deadline, but for a watchdog frozen by a pause-tree.
+	Late     []LateKill
 	Trace    *trace.Report
 	Problems []string // every assertion that failed, one line each
 }
@@ -295,16 +308,32 @@ func runCase(t *testing.T, c Case, gap time.Duration) Result {
 	b := c.bounds
 	b.Until = until
 	res.Record = Check(lines, b)
+	dc := cl.Node.Detector
+	res.Unmeant = unmeant(cl.Silences(stopAt), res.Injected, dc.Timeout)
+	res.Late = lateUnmeant(cl.LateKills(node.FenceSlack), res.Injected)
+	var broken []string
+	if len(res.Late) > 0 {
+		broken = append(broken, "the timing argument's assumption broken: "+describeLate(res.Late))
+		res.Problems = append(res.Problems, fmt.Sprintf("a watchdog killed more than node.FenceSlack (%v) after its deadline, "+
+			"which the timing argument assumes it never does (docs/fencing.md): %s", node.FenceSlack, describeLate(res.Late)))
+	}
+	if len(res.Unmeant) > 0 && dc.Mode != node.ModeMajority {
+		broken = append(broken, "silences past the timeout that no fault meant ("+describeSilences(res.Unmeant)+
+			"): in crash-stop mode members silent to each other that long declare each other crashed and split the cluster "+
+			"(docs/fencing.md, \"Two modes\"); every link runs through the harness's relay")
+	}
+	why := ""
+	if len(broken) > 0 {
+		why = " (" + strings.Join(broken, "; ") + ")"
+	}
 	for _, s := range res.Record.Over {
-		res.Problems = append(res.Problems, "more than k copies: "+res.Record.Describe(s))
+		res.Problems = append(res.Problems, "more than k copies"+why+": "+res.Record.Describe(s))
 	}
 	// The members' return and the lower bound hold only while no member
 	// is silent past the timeout but those the schedule meant to be: a
 	// vote is final, and with ⌊n/2⌋ members out every lease needs the
 	// echoes of every other live member, so a stall of any of them stops
 	// every copy (docs/faults.md).
-	dc := cl.Node.Detector
-	res.Unmeant = unmeant(cl.Silences(stopAt), res.Injected, dc.Timeout)
 	timely := len(res.Unmeant) == 0
 	if liveErr != nil && timely {
 		res.Problems = append(res.Problems, fmt.Sprintf("after the faults: %v", liveErr))
@@ -362,6 +391,41 @@ func unmeant(silences []Silence, faults []Injected, timeout time.Duration) []Sil
 	return out
 }
 
+// lateUnmeant drops from late the kills of members whose tree a
+// pause-tree froze: their watchdog, stopped past its deadline by the
+// fault, kills as it resumes, late by design.
+func lateUnmeant(late []LateKill, faults []Injected) []LateKill {
+	var out []LateKill
+	for _, k := range late {
+		frozen := false
+		for _, in := range faults {
+			frozen = frozen || in.Kind == PauseTree && slices.Contains(in.Members, k.Member)
+		}
+		if !frozen {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// describeSilences names each member silent past the timeout to another.
+func describeSilences(ss []Silence) string {
+	var parts []string
+	for _, s := range ss {
+		parts = append(parts, fmt.Sprintf("P%d to P%d", s.Of, s.By))
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeLate says which watchdogs killed late, and by how much.
+func describeLate(late []LateKill) string {
+	var parts []string
+	for _, k := range late {
+		parts = append(parts, fmt.Sprintf("P%d's by %v", k.Member, k.Late))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // waitRunning waits until copies of at least want members wrote to the
 // record after its line from.
 func (c *Cluster) waitRunning(ctx context.Context, from, want int) error {
@@ -402,11 +466,8 @@ func summary(c Case, res Result) string {
 		fmt.Fprintf(&b, "\n  %s", in)
 	}
 	if len(res.Unmeant) > 0 {
-		fmt.Fprint(&b, "\n  silent past the timeout though no fault meant it (votes and declarations in the logs):")
-		for _, s := range res.Unmeant {
-			fmt.Fprintf(&b, " P%d to P%d", s.Of, s.By)
-		}
-		fmt.Fprint(&b, "; the lower bound and the members' return not checked")
+		fmt.Fprintf(&b, "\n  silent past the timeout though no fault meant it (votes and declarations in the logs): %s; "+
+			"the lower bound and the members' return not checked", describeSilences(res.Unmeant))
 	}
 	for _, s := range res.Excused {
 		fmt.Fprintf(&b, "\n  while a fault held a member: %s", res.Record.Describe(s))

@@ -49,7 +49,7 @@ type Net struct {
 	// Hub is the hub's namespace; Members[I-1] member I's.
 	Hub     string
 	Members []string
-	relay   *relay
+	relay   *relayProc
 	cut     [][]bool // cut[i][j]: member i+1 drops packets from and to member j+1
 	loss    []int    // percent of packets member i+1 drops on its veth, each way
 }
@@ -222,8 +222,9 @@ func (nt *Net) SetLoss(id, pct int) error {
 }
 
 // SetDelay makes the relay hold every byte to and from member id for d
-// (each way; a connection between two delayed members gets both delays).
-func (nt *Net) SetDelay(id int, d time.Duration) { nt.relay.setDelay(id, d) }
+// (each way; a connection between two delayed members gets both delays),
+// from when it returns.
+func (nt *Net) SetDelay(id int, d time.Duration) error { return nt.relay.setDelay(id, d) }
 
 // apply rewrites each member's rules (table inet faults) from cut and
 // loss, in every namespace at once: one after the other, on a loaded
@@ -262,11 +263,15 @@ func (nt *Net) apply() error {
 	return errors.Join(errs...)
 }
 
-// inNetns runs f on a thread in network namespace ns; sockets f creates
+// inNetns runs f on a thread in network namespace ns ("": this thread's,
+// on this thread); sockets f creates
 // stay in it. The thread is not given back to the runtime: it ends with f
 // (so no child of the harness may have PR_SET_PDEATHSIG: it fires when the
 // thread that forked it exits, which may be this one).
 func inNetns(ns string, f func() error) error {
+	if ns == "" {
+		return f()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine

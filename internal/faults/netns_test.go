@@ -78,11 +78,15 @@ func TestNet(t *testing.T) {
 	if ip := <-from; ip != subnet+".2.1" {
 		t.Errorf("member 2 sees the connection from %s, want %s.2.1", ip, subnet)
 	}
-	nt.SetDelay(2, 50*time.Millisecond)
+	if err := nt.SetDelay(2, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 	if d, err := echo(); err != nil || d < 100*time.Millisecond {
 		t.Errorf("echo with 50 ms on member 2: %v %v, want at least 100ms", d, err)
 	}
-	nt.SetDelay(2, 0)
+	if err := nt.SetDelay(2, 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := nt.Cut([]int{1}); err != nil {
 		t.Fatal(err)
 	}

@@ -187,3 +187,30 @@ time=2026-11-27T16:48:12.716Z level=WARN msg="voted against a silent peer: it is
 		t.Errorf("unmeant: %v, want [{2 3} {3 2}]", u)
 	}
 }
+
+// TestLateKills: a watchdog's kill more than the slack after its
+// deadline is found in a member's log, one on time is not; the kills of
+// a member whose tree a pause-tree froze are late by design and dropped.
+func TestLateKills(t *testing.T) {
+	log := `time=2026-11-27T20:00:00.000Z level=INFO msg="command started" node=2
+critsec watchdog: the lease ended 3ms ago: killing the command's process group
+critsec watchdog: the lease ended 312ms ago: killing the command's process group
+critsec watchdog: critsec run is gone (its pipe ended): killing the command's process group
+`
+	got := lateKills(2, log, 20*time.Millisecond)
+	want := []LateKill{{Member: 2, Late: 312 * time.Millisecond}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lateKills: %+v, want %+v", got, want)
+	}
+	if d := describeLate(got); d != "P2's by 312ms" {
+		t.Errorf("describeLate: %q", d)
+	}
+	frozen := []Injected{{Fault: Fault{Kind: PauseTree}, Members: []int{2}}}
+	if l := lateUnmeant(got, frozen); len(l) != 0 {
+		t.Errorf("a kill of a member frozen by a pause-tree counted: %+v", l)
+	}
+	paused := []Injected{{Fault: Fault{Kind: Pause}, Members: []int{2}}}
+	if l := lateUnmeant(got, paused); !slices.Equal(l, want) {
+		t.Errorf("a pause of critsec run alone excused its watchdog's late kill: %+v", l)
+	}
+}

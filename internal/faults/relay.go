@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// relay is the hub's TCP relay: one listener per member J, to which the
-// hub sends the connections to J's service address; it dials J from the
-// caller's relay address and copies both ways, each chunk held for the
-// current delay of the two ends.
+// relay is the hub's TCP relay, in the relay process (relayProc): one
+// listener per member J, to which the hub sends the connections to J's
+// service address; it dials J from the caller's relay address and copies
+// both ways, each chunk held for the current delay of the two ends.
 type relay struct {
 	ns    string
 	mu    sync.Mutex
@@ -20,7 +20,9 @@ type relay struct {
 	wg    sync.WaitGroup
 }
 
-func startRelay(ns string, n int) (*relay, error) {
+// newRelay starts the relay for n members in namespace ns ("": this
+// process's).
+func newRelay(ns string, n int) (*relay, error) {
 	r := &relay{ns: ns, delay: make([]time.Duration, n), conns: map[net.Conn]bool{}}
 	for j := 1; j <= n; j++ {
 		ln, err := listenIn(ns, fmt.Sprintf("%s.0.254:%d", subnet, relayPort+j))

@@ -223,8 +223,10 @@ func (c *Cluster) Inject(ctx context.Context, f Fault) (Injected, error) {
 		}
 		undo = c.Net.Heal
 	case Delay:
-		c.Net.SetDelay(id, f.Delay)
-		undo = func() error { c.Net.SetDelay(id, 0); return nil }
+		if err := c.Net.SetDelay(id, f.Delay); err != nil {
+			return in, err
+		}
+		undo = func() error { return c.Net.SetDelay(id, 0) }
 	default:
 		return in, fmt.Errorf("fault kind %d unknown", int(f.Kind))
 	}
