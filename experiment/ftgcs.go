@@ -271,7 +271,9 @@ func Quantile(sorted []float64, q float64) float64 {
 // RecoveryCDF returns the empirical distribution of the finite recovery
 // times of Recovery's crash table: one row per crash that recovered, in
 // increasing time, with the fraction of the crashes InCS recovered by
-// then.
+// then and the half-width of its 95 % confidence band: the
+// Dvoretzky-Kiefer-Wolfowitz bound sqrt(ln(2/0.05) / 2m) over the m
+// crashes, which holds for the whole curve at once.
 func RecoveryCDF(crashes *Table) (*Table, error) {
 	ri, err := crashes.Column("recovery_time_units")
 	if err != nil {
@@ -284,9 +286,11 @@ func RecoveryCDF(crashes *Table) (*Table, error) {
 		}
 	}
 	slices.Sort(rec)
-	t := &Table{LabelName: "alg", Header: []string{"recovery_time_units", "fraction_recovered"}}
+	m := float64(len(crashes.Rows))
+	band := math.Sqrt(math.Log(2/0.05) / (2 * m))
+	t := &Table{LabelName: "alg", Header: []string{"recovery_time_units", "fraction_recovered", "fraction_recovered_band95"}}
 	for i, r := range rec {
-		t.Add(FTGCSName, r, float64(i+1)/float64(len(crashes.Rows)))
+		t.Add(FTGCSName, r, float64(i+1)/m, band)
 	}
 	return t, nil
 }

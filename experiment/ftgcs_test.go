@@ -51,7 +51,7 @@ func TestQuantile(t *testing.T) {
 }
 
 // TestRecoveryCDF: the crashes that never recovered count in the fraction's
-// denominator, not as points.
+// denominator, not as points; every point has the curve's band.
 func TestRecoveryCDF(t *testing.T) {
 	crashes := &Table{LabelName: "alg", Header: []string{"seed", "node", "t_time_units", "deficit", "recovery_time_units"}}
 	crashes.Add(FTGCSName, 1, 2, 10, 1, 7)
@@ -64,6 +64,12 @@ func TestRecoveryCDF(t *testing.T) {
 	want := [][]float64{{3, 1.0 / 3}, {7, 2.0 / 3}}
 	if len(cdf.Rows) != 2 || cdf.Rows[0][0] != want[0][0] || cdf.Rows[1][1] != want[1][1] {
 		t.Fatalf("cdf %v, want %v", cdf.Rows, want)
+	}
+	// The band over 3 crashes: sqrt(ln 40 / 6) = 0.7841, one for the curve.
+	for _, r := range cdf.Rows {
+		if math.Abs(r[2]-0.7841) > 1e-4 {
+			t.Errorf("band %v, want 0.784 (Dvoretzky-Kiefer-Wolfowitz, 3 crashes)", r[2])
+		}
 	}
 }
 

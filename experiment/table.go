@@ -127,14 +127,16 @@ func (t *Table) Column(name string) (int, error) {
 // Every y is taken to be a quantity that cannot be negative (a count, a
 // time, a rate), as every study's is: an interval around a y >= 0 that
 // reaches below 0 is drawn from 0, and the axis does not extend below 0
-// for it. Signed turns that off, for a y that may be negative. Dense
-// draws the lines without glyphs, for series of many points (a timeline).
+// for it. Signed turns that off, for a y that may be negative. Fraction
+// says y is a fraction (a share, a distribution function): an interval is
+// drawn within 0..1 too. Dense draws the lines without glyphs, for series
+// of many points (a timeline).
 type Chart struct {
-	Title, X, Y    string
-	CI             string
-	LogX, LogY     bool
-	XLabel, YLabel string
-	Signed, Dense  bool
+	Title, X, Y             string
+	CI                      string
+	LogX, LogY              bool
+	XLabel, YLabel          string
+	Signed, Fraction, Dense bool
 }
 
 // palette is a fixed list of distinguishable colours, so plots are stable.
@@ -233,16 +235,19 @@ func (t *Table) chart(c Chart) (*plot.Plot, error) {
 		if why := undrawable(h, false); why != "" || r[yi]+h > maxPlotted || r[yi]-h < -maxPlotted {
 			return nil, fmt.Errorf("plot %q: row %d (%s) has %s = %v: its interval is %s", c.Title, i+1, orDefault(l, "no label"), c.CI, r[ci], orDefault(why, "too large to draw (beyond ±1e300)"))
 		}
-		low := h
+		low, high := h, h
 		if !c.Signed && r[yi] >= 0 {
 			low = min(h, r[yi]) // a quantity that cannot be negative
+		}
+		if c.Fraction && r[yi] <= 1 {
+			high = min(h, 1-r[yi])
 		}
 		if bars[l] == nil {
 			bars[l] = &interval{}
 		}
 		bars[l].XYs = append(bars[l].XYs, plotter.XY{X: r[xi], Y: r[yi]})
-		bars[l].YErrors = append(bars[l].YErrors, struct{ Low, High float64 }{low, h})
-		ys = append(ys, r[yi]+h)
+		bars[l].YErrors = append(bars[l].YErrors, struct{ Low, High float64 }{low, high})
+		ys = append(ys, r[yi]+high)
 		if !c.LogY || r[yi]-low > 0 {
 			ys = append(ys, r[yi]-low)
 		}

@@ -290,3 +290,18 @@ func TestPlotClampsAtZero(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotFraction: a fraction's interval is drawn within 0..1, so the
+// axis ends at 1 however wide the band.
+func TestPlotFraction(t *testing.T) {
+	tb := Table{LabelName: "ftgcs", Header: []string{"x", "y", "band"}}
+	tb.Add("ftgcs", 1, 0.2, 0.5)
+	tb.Add("ftgcs", 2, 0.9, 0.5)
+	p, err := tb.chart(Chart{X: "x", Y: "y", CI: "band", Fraction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min != 0 || p.Y.Max != 1 {
+		t.Errorf("axis %v..%v, want 0..1", p.Y.Min, p.Y.Max)
+	}
+}

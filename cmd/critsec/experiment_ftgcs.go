@@ -118,8 +118,8 @@ func runFTGCS(cmd *cobra.Command, f *ftgcsFlags) error {
 		return err
 	}
 	if len(cdf.Rows) > 0 {
-		if err := cdf.Plot(experiment.Chart{Title: fmt.Sprintf("Recovery time after a crash InCS (n = %d, l = %d, k = %d): every crash InCS of %d runs", c.N, c.L, c.K, max(c.Seeds, 1)), X: "recovery_time_units", Y: "fraction_recovered",
-			XLabel: "recovery time (time units)", YLabel: "fraction of the crashes InCS recovered"}, filepath.Join(f.out, "ftgcs-recovery.svg")); err != nil {
+		if err := cdf.Plot(experiment.Chart{Title: fmt.Sprintf("Recovery time after a crash InCS (n = %d, l = %d, k = %d): every crash InCS of %d runs\nbars: 95 %% confidence band of the whole curve (Dvoretzky-Kiefer-Wolfowitz)", c.N, c.L, c.K, max(c.Seeds, 1)), X: "recovery_time_units", Y: "fraction_recovered",
+			CI: "fraction_recovered_band95", Fraction: true, XLabel: "recovery time (time units)", YLabel: "fraction of the crashes InCS recovered"}, filepath.Join(f.out, "ftgcs-recovery.svg")); err != nil {
 			return err
 		}
 		files = append(files, "ftgcs-recovery.svg")
