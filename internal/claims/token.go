@@ -124,6 +124,47 @@ func tokenRows(d *data) []row {
 			randomLess = append(randomLess, l)
 		}
 	}
+	// Setting D (Ts = Tr = 0.05, Tt = 0.9) against A and B.
+	settingDSame := true
+	var settingDText string
+	for i, a := range compared {
+		dA, dB := settingDDev(d, a, settingA, 0), settingDDev(d, a, settingB, 0)
+		settingDSame = settingDSame && dA <= about && dB <= about
+		name := map[string]string{"forest": "forest", "raymond": "Raymond", "srimani-reddy": "Srimani-Reddy", "makki": "Makki"}[a]
+		if i > 0 {
+			settingDText += "; "
+		}
+		if a == "makki" {
+			// Above B from λ = 0.1, where B's Makki sends about 3.
+			var bs, above []float64
+			for j, l := range settingDRates {
+				if l >= 0.1 {
+					b := bv(d, a, settingB, l, "msgs_per_entry")
+					bs = append(bs, b)
+					above = append(above, settingDMsgs[a][j]/b-1)
+				}
+			}
+			settingDText += fmt.Sprintf("%s %s, within %s of A but %s–%s above B (%s) at λ ≥ 0.1", name, span(settingDMsgs[a], 2), pct(dA), pct(slices.Min(above)), pct(slices.Max(above)), span(bs, 2))
+			continue
+		}
+		vals := span(settingDMsgs[a], 2)
+		if a == "forest" {
+			vals = list(settingDMsgs[a], 2)
+		}
+		settingDText += fmt.Sprintf("%s %s, within %s of A and %s of B at every λ", name, vals, pct(dA), pct(dB))
+	}
+	settingDText = "typed from `section4.sh setting-d` (seeds 1–10 of 5000 entries, all messages over all entries, as bv95.csv's), λ = 0.001, 0.01, 0.1, 1, 10, E = 0.0002: " + settingDText + fmt.Sprintf(" (tolerance %s)", pct(about))
+
+	// 20 000 entries against the study's 5000.
+	const converged = 0.05
+	var longDelay, longMsgs float64
+	for _, a := range compared {
+		for i, l := range longRates {
+			longDelay = math.Max(longDelay, math.Abs(longRuns[a][i][0]/bv(d, a, settingA, l, "avg_delay_time_units")-1))
+			longMsgs = math.Max(longMsgs, math.Abs(longRuns[a][i][1]/bv(d, a, settingA, l, "msgs_per_entry")-1))
+		}
+	}
+
 	small := slices.Min(gain) > 0 && slices.Max(gain) <= 0.2 && len(randomLess) == 0
 
 	flat, rise := 0.0, true
@@ -337,23 +378,23 @@ func tokenRows(d *data) []row {
 		{
 			where:   "section 4",
 			claim:   "messages per entry are practically the same with Ts = Tr = 0.05, Tt = 0.9 as in the other settings",
-			result:  "means over seeds 1–10, 5000 entries, λ = 0.001, 0.01, 0.1, 1, 10, E = 0.0002: forest 4.91, 4.80, 3.73, 2.02, 2.00, within 1.2 % of A and of B at every λ; Raymond 58 everywhere; Srimani-Reddy 28.95–30.91, within 0.9 %; Makki 3.70–4.22, within 2.8 % of A but 24–31 % above B (2.97–3.20) at λ ≥ 0.1",
-			command: "critsec sim --alg forest --n 30 --k 3 --Ts 0.05 --Tr 0.05 --Tt 0.9 --E 0.0002 --lambda 0.1 --entries 5000 --seed 1",
-			verdict: Differs,
+			result:  settingDText,
+			command: section4Cmd + " setting-d; " + bvCmd,
+			verdict: verdict(settingDSame, Differs),
 			why:     "the same for the forest algorithm, Raymond and Srimani-Reddy; the reconstructed Makki needs more messages whenever Ts ≠ 0, as in row T14",
 		},
 		{
 			where:   "section 4",
 			claim:   "the results converged by 5000 entries",
-			result:  "forest, Raymond, Srimani-Reddy and Makki in A at λ = 0.01 and 1, means over seeds 1–10: 5000 and 20 000 entries differ by at most 0.5 % in delay and 0.2 % in messages per entry (forest at λ = 1: 8.98 against 9.00, 2.018 against 2.014)",
-			command: "critsec sim --alg forest --n 30 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 1 --entries 20000 --seed 1",
-			verdict: Reproduced,
+			result:  fmt.Sprintf("forest, Raymond, Srimani-Reddy and Makki in A at λ = 0.01 and 1: 20 000 entries (typed from `section4.sh entries`: seeds 1–10, summarised as bv95.csv's columns) differ from bv95.csv's 5000 by at most %s in delay and %s in messages per entry (forest at λ = 1: %s against %s, %s against %s; tolerance %s)", pct(longDelay), pct(longMsgs), f(longRuns["forest"][1][0], 2), f(bv(d, "forest", settingA, 1, "avg_delay_time_units"), 2), f(longRuns["forest"][1][1], 3), f(bv(d, "forest", settingA, 1, "msgs_per_entry"), 3), pct(converged)),
+			command: section4Cmd + " entries; " + bvCmd,
+			verdict: verdict(longDelay <= converged && longMsgs <= converged, Differs),
 		},
 		{
 			where:   "section 4 (Figure 5)",
 			claim:   "all messages but TOKEN have a fixed size; a TOKEN grows at most linearly in N",
-			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends) at λ = 10, K = 3, 3000 entries, N = 30, 60, 120: `forest-paper` 24, 36, 72 words, `forest` 32, 56, 107",
-			command: "critsec sim --alg forest --n 120 --k 3 --Ts 0.1 --Tr 0.1 --Tt 0.8 --E 0.0002 --lambda 10 --entries 3000 --seed 1 --trace tokens.jsonl",
+			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends; typed from the script's output) at λ = 10, K = 3, 3000 entries, seed 1, N = 30, 60, 120: `forest-paper` 24, 36, 72 words, `forest` 32, 56, 107",
+			command: section4Cmd + " tokens",
 			verdict: Reproduced,
 		},
 		{
@@ -444,4 +485,51 @@ func waitsLess(d *data, ls []float64) string {
 		return ""
 	}
 	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, "avg_delay_time_units", ls), 2), list(over(d, "forest", settingA, "avg_delay_time_units", ls), 2))
+}
+
+// section4Cmd prints the figures of section 4 that the bv95 study does not
+// produce; its argument names which (docs/experiments/bv95/section4.sh).
+const section4Cmd = "sh docs/experiments/bv95/section4.sh"
+
+// The rates of settingDMsgs.
+var settingDRates = []float64{0.001, 0.01, 0.1, 1, 10}
+
+// settingDMsgs is the messages per entry of the compared algorithms with
+// Ts = Tr = 0.05, Tt = 0.9, E = 0.0002 (section 4's fourth setting, which
+// the bv95 study does not run) at settingDRates, as `section4.sh setting-d`
+// prints them: seeds 1–10 of 5000 entries, all the messages over all the
+// entries, as bv95.csv's msgs_per_entry.
+var settingDMsgs = map[string][]float64{
+	"forest":        {4.9131, 4.8018, 3.7338, 2.0208, 2.0043},
+	"raymond":       {58, 58, 58, 58, 58},
+	"srimani-reddy": {28.9511, 29.1888, 30.9143, 30.2526, 29.8987},
+	"makki":         {3.9815, 4.2168, 4.1428, 3.9533, 3.6976},
+}
+
+// The rates of longRuns.
+var longRates = []float64{0.01, 1}
+
+// longRuns is the delay and the messages per entry of the compared
+// algorithms in setting A with 20 000 entries, seeds 1–10, at longRates, as
+// `section4.sh entries` prints them: the mean over the seeds of each run's
+// mean delay, and all the messages over all the entries, as bv95.csv's
+// avg_delay_time_units and msgs_per_entry.
+var longRuns = map[string][][2]float64{
+	"forest":        {{3.0777, 4.7790}, {8.9975, 2.0138}},
+	"raymond":       {{5.8079, 58}, {19.5327, 58}},
+	"srimani-reddy": {{3.1989, 29.2430}, {13.4356, 30.0704}},
+	"makki":         {{4.3079, 4.2262}, {28.9777, 3.9509}},
+}
+
+// settingDDev is the largest relative distance between algorithm a's
+// messages per entry in setting D and in setting s at settingDRates, over
+// the rates at or above from.
+func settingDDev(d *data, a string, s bvSetting, from float64) float64 {
+	var dev float64
+	for i, l := range settingDRates {
+		if l >= from {
+			dev = math.Max(dev, math.Abs(settingDMsgs[a][i]/bv(d, a, s, l, "msgs_per_entry")-1))
+		}
+	}
+	return dev
 }
