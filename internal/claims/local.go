@@ -74,10 +74,11 @@ func perRun(d *data, alg string, prefixes ...string) []float64 {
 // the runs, those with a verdict, the least and most requests the others
 // left pending, undecided (sim.Result.Undecided), the longest wait of such
 // a request as a share of its run's starvation bound, and the runs whose
-// bound was longer than the whole run, where no starvation could show.
+// bound was longer than the whole run, where no starvation could show,
+// with the longest such wait there as a share of the run.
 func leftover(d *data, alg string, prefixes ...string) string {
 	var n, judged, blind int
-	lo, hi, worst := math.Inf(1), math.Inf(-1), 0.0
+	lo, hi, worst, share := math.Inf(1), math.Inf(-1), 0.0, 0.0
 	for _, r := range d.sel(d.table("local/local-runs.csv"), "alg", alg) {
 		top := d.str(r, "topology")
 		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(top, p) }) {
@@ -91,8 +92,9 @@ func leftover(d *data, alg string, prefixes ...string) string {
 		u, b := d.num(r, "undecided_requests"), d.num(r, "starve_bound_time_units")
 		lo, hi = math.Min(lo, u), math.Max(hi, u)
 		worst = math.Max(worst, d.num(r, "pending_wait_max_time_units")/b)
-		if b >= d.num(r, "end_time_units") {
+		if end := d.num(r, "end_time_units"); b >= end {
 			blind++
+			share = math.Max(share, d.num(r, "pending_wait_max_time_units")/end)
 		}
 	}
 	if n == judged {
@@ -105,7 +107,7 @@ func leftover(d *data, alg string, prefixes ...string) string {
 	}
 	s := fmt.Sprintf("%s with %s–%s requests pending after the drain, undecided (the longest had waited %s %% of its run's starvation bound)", head, f(lo, 0), f(hi, 0), f(100*worst, 0))
 	if blind > 0 {
-		s += fmt.Sprintf(", and in %d of them the bound was longer than the whole run, so that no starvation could show", blind)
+		s += fmt.Sprintf(", and in %d of them the bound was longer than the whole run, so that no starvation could show; there the oldest pending request had waited at most %s %% of the run", blind, f(100*share, 0))
 	}
 	return s
 }
