@@ -166,7 +166,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Lemma 2 (LMUTIN liveness)",
 			claim:   "every process changes into InCS and OutCS alternately infinitely often",
-			result:  "`lmutin-paper` on two linked processes (l = 1) reaches a Relinquish for a grant a Release already returned: \"delete (*,P_i) from grantedTo_i\" finds nothing (14 steps); `lmutex-paper` inherits it (11 steps). `lmutin` passes every check; in the local study " + leftover(d, "lmutin", "") + "; they wait for a neighbor's next Entry, which the drain does not make (design/lmutin-fix.md). Step through them: [viz/lmutin-paper-undefined.html](viz/lmutin-paper-undefined.html), [viz/lmutex-paper-undefined.html](viz/lmutex-paper-undefined.html)",
+			result:  "`lmutin-paper` on two linked processes (l = 1) reaches a Relinquish for a grant a Release already returned: \"delete (*,P_i) from grantedTo_i\" finds nothing (14 steps); `lmutex-paper` inherits it (11 steps). `lmutin` passes every check; in the local study, " + leftover(d, "lmutin", "") + "; they wait for a neighbor's next Entry, which the drain does not make (design/lmutin-fix.md). Step through them: [viz/lmutin-paper-undefined.html](viz/lmutin-paper-undefined.html), [viz/lmutex-paper-undefined.html](viz/lmutex-paper-undefined.html)",
 			command: "critsec check --alg lmutin-paper --topology path:2 --l 1",
 			verdict: Differs,
 			why:     "the same stale Preempt as row L1; corrected in `lmutin`",
@@ -237,7 +237,7 @@ func localRows(d *data) []row {
 		{
 			where:   "Theorem 3",
 			claim:   "LKCS solves the generalized local (l_i,k_i)-CS problem with O(Δ) messages",
-			result:  "published: deadlocks (row L7) and undefined steps; corrected: safe, no deadlock on any check or run; in the local study on the tori and complete:16 " + leftover(d, "lkcs", "torus", "complete") + "; on random:100:0.0808:1 and random:400:0.0201:1 " + leftover(d, "lkcs", "random") + "; but on random:60:0.15:7 with (l, k) = (0, 3), where the leader has 17 neighbors, 33 of the 60 processes starve (row L8), and 50 requests on random:60:0.136:1 with the same bounds",
+			result:  "published: deadlocks (row L7) and undefined steps; corrected: safe, no deadlock on any check or run; in the local study on the tori and complete:16, " + leftover(d, "lkcs", "torus", "complete") + "; on random:100:0.0808:1 and random:400:0.0201:1, " + leftover(d, "lkcs", "random") + "; but on random:60:0.15:7 with (l, k) = (0, 3), where the leader has 17 neighbors, 33 of the 60 processes starve (row L8), and 50 requests on random:60:0.136:1 with the same bounds",
 			command: "go test ./alg/lkcs -run TestFixedSimulation; critsec sim --alg lkcs --topology random:60:0.136:1 --l 0 --k 3 --clamp --lambda 0.1 --entries 3000",
 			verdict: Differs,
 			why:     "rows L7, L8 and L10",

@@ -2,7 +2,9 @@
 # The figures of section 4 of Bulgannawar and Vaidya (1995) that the bv95
 # study does not produce (docs/claims.md, rows T17-T19); N = 30, K = 3,
 # nu = 2, E = 0.0002, constant transit.
-# critsec: the command to run (default: critsec on PATH, go install ./cmd/critsec).
+# Needs sh and python3, and critsec as one executable path (default:
+# critsec on PATH): go build -o critsec ./cmd/critsec, then pass ./critsec.
+# A run that does not end ok stops the script with its seed's count.
 #   sh docs/experiments/bv95/section4.sh setting-d [critsec]
 #     Ts = Tr = 0.05, Tt = 0.9, 5000 entries, seeds 1..10: per algorithm and
 #     rate, the messages per entry (all the seeds' messages over all their
@@ -23,6 +25,9 @@ import json, sys
 rs = [json.loads(l) for l in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00") if l.strip()]
 if not rs:
     sys.exit("%s: no run succeeded" % sys.argv[1])
+bad = [r for r in rs if r.get("result") != "ok"]
+if bad:
+    sys.exit("%s: %d of %d runs did not end ok (%s)" % (sys.argv[1], len(bad), len(rs), bad[0].get("result")))
 delay = sum(r["entry_wait"]["mean"] for r in rs) / len(rs)
 msgs = sum(r["messages"] for r in rs) / sum(r["entries"] for r in rs)
 print("%s delay %.4f messages per entry %.4f (%d seeds)" % (sys.argv[1], delay, msgs, len(rs)))
