@@ -80,6 +80,8 @@ type BV95Study struct {
 	// TransitDist the transit time's distribution (mean Tt).
 	Entries     int64
 	TransitDist sim.Dist
+	// StarveAfter is every run's starvation bound (Common.StarveAfter).
+	StarveAfter float64
 }
 
 // BV95Runs returns the runs of s in the order line, setting, rate, seed.
@@ -91,7 +93,7 @@ func BV95Runs(s BV95Study) []Run {
 				for _, seed := range s.Seeds {
 					runs = append(runs, Run{Label: l.Label, Alg: l.Alg, Options: l.Options, N: s.N, K: s.K,
 						Lambda: lambda, E: c.E, Ts: c.Ts, Tr: c.Tr, Tt: c.Tt,
-						Common: Common{Entries: s.Entries, Seed: seed, TransitDist: s.TransitDist}})
+						Common: Common{Entries: s.Entries, Seed: seed, TransitDist: s.TransitDist, StarveAfter: s.StarveAfter}})
 				}
 			}
 		}

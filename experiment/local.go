@@ -140,6 +140,8 @@ type LocalStudy struct {
 	EntriesPerProcess int64
 	// TransitDist is the transit time's distribution (mean Tt = 1).
 	TransitDist sim.Dist
+	// StarveAfter is every run's starvation bound (Common.StarveAfter).
+	StarveAfter float64
 }
 
 // Skip is an algorithm the study cannot run on a topology: its problem
@@ -177,7 +179,7 @@ func LocalRuns(s LocalStudy) ([]Run, error) {
 			for _, load := range s.Loads {
 				for _, seed := range s.Seeds {
 					r := Run{Label: name, Load: load.Name, Alg: name, Topology: t, N: g.N(), Links: g.Edges(), L: l, K: k,
-						KeepViolations: true, Common: Common{Entries: s.EntriesPerProcess * int64(g.N()), Seed: seed, TransitDist: s.TransitDist}}
+						KeepViolations: true, Common: Common{Entries: s.EntriesPerProcess * int64(g.N()), Seed: seed, TransitDist: s.TransitDist, StarveAfter: s.StarveAfter}}
 					r.Lambda, r.E = load.workload(g.N())
 					runs = append(runs, r)
 				}

@@ -59,6 +59,9 @@ type Common struct {
 	// TransitDist is the distribution of the transit time (of the run's mean Tt);
 	// zero is sim.Const, the paper's model.
 	TransitDist sim.Dist
+	// StarveAfter is the starvation bound (sim.Config.StarveAfter); zero
+	// derives it from the run's own waiting times.
+	StarveAfter float64
 }
 
 // Outcome is what a study keeps of a run.
@@ -111,7 +114,7 @@ func (r Run) Simulate() (Outcome, error) {
 	res, err := sim.Run(sim.Config{
 		Machines: ms, Property: pr.Property,
 		Lambda: r.Lambda, E: r.E, Ts: r.Ts, Tr: r.Tr, Tt: tt, TransitDist: r.TransitDist,
-		Entries: r.Entries, Drain: true, Seed: r.Seed,
+		Entries: r.Entries, Drain: true, Seed: r.Seed, StarveAfter: r.StarveAfter,
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", r.describe(), err)

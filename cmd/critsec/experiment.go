@@ -32,6 +32,7 @@ type experimentFlags struct {
 	progress    bool
 	ns          string
 	seeds       int
+	starveAfter float64
 }
 
 // maxEntries bounds --entries: a run of 10^9 entries at n = 16 already takes
@@ -48,6 +49,7 @@ func addExperimentFlags(cmd *cobra.Command, f *experimentFlags, entries int64, n
 	fs.Int64Var(&f.entries, "entries", entries, "CS entries per simulation run, 1 to 10^9")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run: equal seeds give identical tables")
 	fs.IntVar(&f.seeds, "seeds", seeds, fmt.Sprintf("runs per point, 1 to %d, with seeds --seed, --seed+1, ...: the tables give means over them with 95 %% confidence intervals", maxSeeds))
+	fs.Float64Var(&f.starveAfter, "starve-after", 0, fmt.Sprintf("starvation bound of every run, time units, >= 0 (sim --starve-after); default 0: %d times the longest waiting time completed by the run, at least %d·(Tt+Ts+Tr+E)", sim.StarveFactor, sim.StarveFloor))
 	fs.StringVar(&f.transitDist, "tt-dist", "const", "distribution of the transit time, of the study's mean Tt: const (the papers' model) or exp (exponential)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "runs simulated at once, >= 1 (results do not depend on it)")
 	machineDefault(fs, "workers", "the number of CPUs")
@@ -90,7 +92,10 @@ func (f *experimentFlags) check() (studyConfig, error) {
 	if err != nil {
 		return c, badInput("--tt-dist: %v", err)
 	}
-	c.common = experiment.Common{Entries: f.entries, Seed: f.seed, TransitDist: transit}
+	if err := checkTime("starve-after", f.starveAfter); err != nil {
+		return c, err
+	}
+	c.common = experiment.Common{Entries: f.entries, Seed: f.seed, TransitDist: transit, StarveAfter: f.starveAfter}
 	c.formats, err = parseList("format", f.formats, "a plot format (svg, png or pdf)", plotFormat)
 	if err != nil {
 		return c, err

@@ -91,7 +91,7 @@ docs/token-k-mutex.md discusses the results.`,
 				return err
 			}
 			s := experiment.BV95Study{N: n, K: k, Nu: nu, Lambdas: ls, Settings: experiment.BV95Settings,
-				Entries: c.common.Entries, TransitDist: c.common.TransitDist}
+				Entries: c.common.Entries, TransitDist: c.common.TransitDist, StarveAfter: c.common.StarveAfter}
 			for i := range c.seeds {
 				s.Seeds = append(s.Seeds, c.common.Seed+uint64(i))
 			}

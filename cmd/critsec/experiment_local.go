@@ -126,7 +126,7 @@ a _ci95 column after the others, drawn as an error bar.`,
 
 // localStudy checks the local study's own flags and states the study.
 func localStudy(c studyConfig, entries int64, algs, topologies, loads string) (experiment.LocalStudy, error) {
-	s := experiment.LocalStudy{TransitDist: c.common.TransitDist, EntriesPerProcess: entries}
+	s := experiment.LocalStudy{TransitDist: c.common.TransitDist, EntriesPerProcess: entries, StarveAfter: c.common.StarveAfter}
 	for i := range c.seeds {
 		s.Seeds = append(s.Seeds, c.common.Seed+uint64(i))
 	}

@@ -85,6 +85,8 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"messages", "--workers", "0"}, "--workers 0 is out of range"},
 		{[]string{"messages", "--workers", "-9223372036854775808"}, "is out of range"},
 		{[]string{"messages", "--tt-dist", "uniform"}, `--tt-dist: "uniform" is not a distribution`},
+		{[]string{"local", "--starve-after", "-1"}, "--starve-after -1 is out of range: need a time in 0.."},
+		{[]string{"bv95", "--starve-after", "NaN"}, "--starve-after NaN is out of range"},
 		{[]string{"messages", "--max-memory", "NaN"}, "--max-memory NaN is out of range"},
 		{[]string{"messages", "--max-memory", "+Inf"}, "--max-memory +Inf is out of range"},
 		{[]string{"messages", "--max-memory", "-1"}, "--max-memory -1 is out of range"},
