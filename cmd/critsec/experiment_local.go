@@ -112,6 +112,10 @@ a _ci95 column after the others, drawn as an error bar.`,
 					written = append(written, path)
 				}
 			}
+			if len(written) == 0 {
+				fmt.Fprintln(w, "no plots: no run reached its entries with no violation")
+				return nil
+			}
 			fmt.Fprintf(w, "wrote %s\n", strings.Join(written, " "))
 			return nil
 		},
