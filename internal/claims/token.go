@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 var token = paper{
@@ -394,7 +393,7 @@ func tokenRows(d *data) []row {
 		{
 			where:   "section 4 (Figure 5)",
 			claim:   "all messages but TOKEN have a fixed size; a TOKEN grows at most linearly in N",
-			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends; typed from the script's output, which TestLargestToken re-runs) at λ = 10, K = 3, 3000 entries, seed 1, N = 30, 60, 120: `forest-paper` " + ints(largestToken["forest-paper"]) + " words, `forest` " + ints(largestToken["forest"]),
+			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends; typed from the script's output, which TestLargestToken re-runs) at λ = 10, K = 3, 3000 entries, seed 1, N = 30, 60, 120: `forest-paper` " + list(largestToken["forest-paper"], 0) + " words, `forest` " + list(largestToken["forest"], 0),
 			command: section4Cmd + " tokens",
 			verdict: Reproduced,
 		},
@@ -492,17 +491,8 @@ func waitsLess(d *data, ls []float64) string {
 // output: the largest TOKEN each algorithm sent at each N (row T19).
 var (
 	tokenNs      = []int{30, 60, 120}
-	largestToken = map[string][]int{"forest-paper": {24, 36, 72}, "forest": {32, 56, 107}}
+	largestToken = map[string][]float64{"forest-paper": {24, 36, 72}, "forest": {32, 56, 107}}
 )
-
-// ints joins xs with commas.
-func ints(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
 
 // section4Cmd prints the figures of section 4 that the bv95 study does not
 // produce; its argument names which (docs/experiments/bv95/section4.sh).
