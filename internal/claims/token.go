@@ -131,7 +131,7 @@ func tokenRows(d *data) []row {
 	settingDSame := true
 	var settingDText string
 	for i, a := range compared {
-		dA, dB := settingDDev(d, a, settingA, 0), settingDDev(d, a, settingB, 0)
+		dA, dB := settingDDev(d, a, settingA), settingDDev(d, a, settingB)
 		settingDSame = settingDSame && dA <= about && dB <= about
 		name := map[string]string{"forest": "forest", "raymond": "Raymond", "srimani-reddy": "Srimani-Reddy", "makki": "Makki"}[a]
 		if i > 0 {
@@ -532,14 +532,11 @@ var longRuns = map[string][][2]float64{
 }
 
 // settingDDev is the largest relative distance between algorithm a's
-// messages per entry in setting D and in setting s at settingDRates, over
-// the rates at or above from.
-func settingDDev(d *data, a string, s bvSetting, from float64) float64 {
+// messages per entry in setting D and in setting s at settingDRates.
+func settingDDev(d *data, a string, s bvSetting) float64 {
 	var dev float64
 	for i, l := range settingDRates {
-		if l >= from {
-			dev = math.Max(dev, math.Abs(settingDMsgs[a][i]/bv(d, a, s, l, "msgs_per_entry")-1))
-		}
+		dev = math.Max(dev, math.Abs(settingDMsgs[a][i]/bv(d, a, s, l, "msgs_per_entry")-1))
 	}
 	return dev
 }
