@@ -51,16 +51,23 @@ func runs(d *data, alg, col string) (n, whole int, where []string, broken map[st
 	return n, whole, where, broken, sum
 }
 
+// runsOn returns alg's runs of local-runs.csv on topologies whose name
+// starts with one of the prefixes.
+func runsOn(d *data, alg string, prefixes ...string) []rec {
+	return slices.DeleteFunc(d.sel(d.table("local/local-runs.csv"), "alg", alg), func(r rec) bool {
+		top := d.str(r, "topology")
+		return !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(top, p) })
+	})
+}
+
 // perRun returns the messages per pair and member of alg's whole runs on
 // topologies whose name starts with one of the prefixes.
 func perRun(d *data, alg string, prefixes ...string) []float64 {
 	var xs []float64
-	for _, r := range d.sel(d.table("local/local-runs.csv"), "alg", alg) {
-		top := d.str(r, "topology")
-		if d.str(r, "violation") != "" || !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(top, p) }) {
-			continue
+	for _, r := range runsOn(d, alg, prefixes...) {
+		if d.str(r, "violation") == "" {
+			xs = append(xs, d.num(r, "messages_per_pair_member"))
 		}
-		xs = append(xs, d.num(r, "messages_per_pair_member"))
 	}
 	if len(xs) == 0 {
 		d.fail("local/local-runs.csv: no whole %s run on %v", alg, prefixes)
@@ -77,24 +84,22 @@ func perRun(d *data, alg string, prefixes ...string) []float64 {
 // bound was longer than the whole run, where no starvation could show,
 // with the longest such wait there as a share of the run.
 func leftover(d *data, alg string, prefixes ...string) string {
-	var n, judged, blind int
+	rs := runsOn(d, alg, prefixes...)
+	n := len(rs)
+	var judged, blind int
 	lo, hi, worst, share := math.Inf(1), math.Inf(-1), 0.0, 0.0
-	for _, r := range d.sel(d.table("local/local-runs.csv"), "alg", alg) {
-		top := d.str(r, "topology")
-		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(top, p) }) {
-			continue
-		}
-		n++
+	for _, r := range rs {
 		if d.str(r, "violation") != "" {
 			judged++
 			continue
 		}
 		u, b := d.num(r, "undecided_requests"), d.num(r, "starve_bound_time_units")
 		lo, hi = math.Min(lo, u), math.Max(hi, u)
-		worst = math.Max(worst, d.num(r, "pending_wait_max_time_units")/b)
+		w := d.num(r, "pending_wait_max_time_units")
+		worst = math.Max(worst, w/b)
 		if end := d.num(r, "end_time_units"); b >= end {
 			blind++
-			share = math.Max(share, d.num(r, "pending_wait_max_time_units")/end)
+			share = math.Max(share, w/end)
 		}
 	}
 	if n == judged {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 var token = paper{
@@ -86,6 +85,9 @@ func all(d *data, a, col string) []float64 {
 
 func near(x, want, tol float64) bool { return math.Abs(x/want-1) <= tol }
 
+// bvDelay is the column of bv95.csv that holds the average delay.
+const bvDelay = "avg_delay_time_units"
+
 // bvCmd regenerates the table of the bv95 rows.
 const bvCmd = "critsec experiment bv95 --out docs/experiments/bv95"
 
@@ -110,14 +112,14 @@ func tokenRows(d *data) []row {
 	heavies := slices.DeleteFunc(slices.Clone(ls), func(l float64) bool { return l < 1 })
 	most := func(n int) bool { return 2*n > len(ls) }
 
-	dA, notA := best(d, "forest", settingA, "avg_delay_time_units")
-	dC, notC := best(d, "forest", settingC, "avg_delay_time_units")
+	dA, notA := best(d, "forest", settingA, bvDelay)
+	dC, notC := best(d, "forest", settingC, bvDelay)
 	mA, notM := best(d, "forest", settingA, "msgs_per_entry")
 
 	var gain []float64       // forest-random's delay over forest's, λ ≤ 1
 	var randomLess []float64 // the rates where forest-random waits less
 	for _, l := range ls {
-		g := bv(d, "forest-random", settingA, l, "avg_delay_time_units")/bv(d, "forest", settingA, l, "avg_delay_time_units") - 1
+		g := bv(d, "forest-random", settingA, l, bvDelay)/bv(d, "forest", settingA, l, bvDelay) - 1
 		if l <= 1 {
 			gain = append(gain, g)
 		}
@@ -129,7 +131,7 @@ func tokenRows(d *data) []row {
 	settingDSame := true
 	var settingDText string
 	for i, a := range compared {
-		dA, dB := settingDDev(d, a, settingA, 0), settingDDev(d, a, settingB, 0)
+		dA, dB := settingDDev(d, a, settingA), settingDDev(d, a, settingB)
 		settingDSame = settingDSame && dA <= about && dB <= about
 		name := map[string]string{"forest": "forest", "raymond": "Raymond", "srimani-reddy": "Srimani-Reddy", "makki": "Makki"}[a]
 		if i > 0 {
@@ -154,14 +156,14 @@ func tokenRows(d *data) []row {
 		}
 		settingDText += fmt.Sprintf("%s %s, within %s of A and %s of B at every λ", name, vals, pct(dA), pct(dB))
 	}
-	settingDText = "typed from `section4.sh setting-d` (seeds 1–10 of 5000 entries, all messages over all entries, as bv95.csv's), λ = 0.001, 0.01, 0.1, 1, 10, E = 0.0002: " + settingDText + fmt.Sprintf(" (tolerance %s)", pct(about))
+	settingDText = "typed from `section4.sh setting-d` (seeds 1–10 of 5000 entries, all messages over all entries, as bv95.csv's), λ = " + list(settingDRates, -1) + ", E = 0.0002: " + settingDText + fmt.Sprintf(" (tolerance %s)", pct(about))
 
 	// 20 000 entries against the study's 5000.
 	const converged = 0.05
 	var longDelay, longMsgs float64
 	for _, a := range compared {
 		for i, l := range longRates {
-			longDelay = math.Max(longDelay, math.Abs(longRuns[a][i][0]/bv(d, a, settingA, l, "avg_delay_time_units")-1))
+			longDelay = math.Max(longDelay, math.Abs(longRuns[a][i][0]/bv(d, a, settingA, l, bvDelay)-1))
 			longMsgs = math.Max(longMsgs, math.Abs(longRuns[a][i][1]/bv(d, a, settingA, l, "msgs_per_entry")-1))
 		}
 	}
@@ -170,29 +172,29 @@ func tokenRows(d *data) []row {
 
 	flat, rise := 0.0, true
 	for _, a := range compared {
-		d1, d10 := bv(d, a, settingA, heavy, "avg_delay_time_units"), bv(d, a, settingA, ls[len(ls)-1], "avg_delay_time_units")
+		d1, d10 := bv(d, a, settingA, heavy, bvDelay), bv(d, a, settingA, ls[len(ls)-1], bvDelay)
 		flat = math.Max(flat, math.Abs(d10/d1-1))
-		rise = rise && d1 > bv(d, a, settingA, light, "avg_delay_time_units")
+		rise = rise && d1 > bv(d, a, settingA, light, bvDelay)
 	}
 
-	rayLight, forLight := bv(d, "raymond", settingB, light, "avg_delay_time_units"), bv(d, "forest", settingB, light, "avg_delay_time_units")
+	rayLight, forLight := bv(d, "raymond", settingB, light, bvDelay), bv(d, "forest", settingB, light, bvDelay)
 	var eqHeavy float64
 	for _, l := range heavies {
-		eqHeavy = math.Max(eqHeavy, math.Abs(bv(d, "raymond", settingB, l, "avg_delay_time_units")/bv(d, "forest", settingB, l, "avg_delay_time_units")-1))
+		eqHeavy = math.Max(eqHeavy, math.Abs(bv(d, "raymond", settingB, l, bvDelay)/bv(d, "forest", settingB, l, bvDelay)-1))
 	}
-	rayA := bv(d, "raymond", settingA, light, "avg_delay_time_units")
+	rayA := bv(d, "raymond", settingA, light, bvDelay)
 
 	makkiMax := true
 	for _, l := range heavies {
-		m := bv(d, "makki", settingA, l, "avg_delay_time_units")
+		m := bv(d, "makki", settingA, l, bvDelay)
 		for _, o := range []string{"forest", "forest-random", "raymond", "srimani-reddy", "partition", "forest-paper"} {
-			makkiMax = makkiMax && m > bv(d, o, settingA, l, "avg_delay_time_units")
+			makkiMax = makkiMax && m > bv(d, o, settingA, l, bvDelay)
 		}
 	}
-	makkiHeavy := bv(d, "makki", settingA, heavy, "avg_delay_time_units")
+	makkiHeavy := bv(d, "makki", settingA, heavy, bvDelay)
 	otherHeavy := 0.0
 	for _, o := range []string{"forest", "raymond", "srimani-reddy"} {
-		otherHeavy = math.Max(otherHeavy, bv(d, o, settingA, heavy, "avg_delay_time_units"))
+		otherHeavy = math.Max(otherHeavy, bv(d, o, settingA, heavy, bvDelay))
 	}
 
 	heurMsgs := true
@@ -237,7 +239,7 @@ func tokenRows(d *data) []row {
 	var partBetter int
 	var partGain []float64
 	for _, l := range ls {
-		p, fo := bv(d, "partition", settingA, l, "avg_delay_time_units"), bv(d, "forest", settingA, l, "avg_delay_time_units")
+		p, fo := bv(d, "partition", settingA, l, bvDelay), bv(d, "forest", settingA, l, bvDelay)
 		if p <= fo*1.01 {
 			partBetter++
 		}
@@ -250,13 +252,13 @@ func tokenRows(d *data) []row {
 			if bv(d, "partition-"+b, settingA, l, "msgs_per_entry") < bv(d, b, settingA, l, "msgs_per_entry") {
 				pbFewer++
 			}
-			if bv(d, "partition-"+b, settingA, l, "avg_delay_time_units") < bv(d, b, settingA, l, "avg_delay_time_units") {
+			if bv(d, "partition-"+b, settingA, l, bvDelay) < bv(d, b, settingA, l, bvDelay) {
 				pbFaster++
 			}
 		}
 	}
 	delays := func(a string) string {
-		return f(bv(d, a, settingA, light, "avg_delay_time_units"), 2) + ", " + f(bv(d, a, settingA, heavy, "avg_delay_time_units"), 2)
+		return f(bv(d, a, settingA, light, bvDelay), 2) + ", " + f(bv(d, a, settingA, heavy, bvDelay), 2)
 	}
 	return []row{
 		{
@@ -387,14 +389,14 @@ func tokenRows(d *data) []row {
 		{
 			where:   "section 4",
 			claim:   "the results converged by 5000 entries",
-			result:  fmt.Sprintf("forest, Raymond, Srimani-Reddy and Makki in A at λ = 0.01 and 1: 20 000 entries (typed from `section4.sh entries`: seeds 1–10, summarised as bv95.csv's columns) differ from bv95.csv's 5000 by at most %s in delay and %s in messages per entry (forest at λ = 1: %s against %s, %s against %s; tolerance %s)", pct(longDelay), pct(longMsgs), f(longRuns["forest"][1][0], 2), f(bv(d, "forest", settingA, 1, "avg_delay_time_units"), 2), f(longRuns["forest"][1][1], 3), f(bv(d, "forest", settingA, 1, "msgs_per_entry"), 3), pct(converged)),
+			result:  fmt.Sprintf("forest, Raymond, Srimani-Reddy and Makki in A at λ = 0.01 and 1: 20 000 entries (typed from `section4.sh entries`: seeds 1–10, summarised as bv95.csv's columns) differ from bv95.csv's 5000 by at most %s in delay and %s in messages per entry (forest at λ = 1: %s against %s, %s against %s; tolerance %s)", pct(longDelay), pct(longMsgs), f(longRuns["forest"][1][0], 2), f(bv(d, "forest", settingA, 1, bvDelay), 2), f(longRuns["forest"][1][1], 3), f(bv(d, "forest", settingA, 1, "msgs_per_entry"), 3), pct(converged)),
 			command: section4Cmd + " entries; " + bvCmd,
 			verdict: verdict(longDelay <= converged && longMsgs <= converged, Differs),
 		},
 		{
 			where:   "section 4 (Figure 5)",
 			claim:   "all messages but TOKEN have a fixed size; a TOKEN grows at most linearly in N",
-			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends; typed from the script's output, which TestLargestToken re-runs) at λ = 10, K = 3, 3000 entries, seed 1, N = 30, 60, 120: `forest-paper` " + ints(largestToken["forest-paper"]) + " words, `forest` " + ints(largestToken["forest"]),
+			result:  "REQUEST and INFORM 5 words (6 in `forest`); a TOKEN 4 + 2q words for q queued requests (5 + 3q in `forest`), and a process has at most one request pending. Largest TOKEN sent (the `words` of the trace's TOKEN sends; typed from the script's output, which TestLargestToken re-runs) at λ = 10, K = 3, 3000 entries, seed 1, N = 30, 60, 120: `forest-paper` " + list(largestToken["forest-paper"], 0) + " words, `forest` " + list(largestToken["forest"], 0),
 			command: section4Cmd + " tokens",
 			verdict: Reproduced,
 		},
@@ -485,24 +487,15 @@ func waitsLess(d *data, ls []float64) string {
 	if len(ls) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, "avg_delay_time_units", ls), 2), list(over(d, "forest", settingA, "avg_delay_time_units", ls), 2))
+	return fmt.Sprintf("; at λ = %s it waits less (%s against %s)", list(ls, -1), list(over(d, "forest-random", settingA, bvDelay, ls), 2), list(over(d, "forest", settingA, bvDelay, ls), 2))
 }
 
 // tokenNs are the N of `section4.sh tokens`, and largestToken its
 // output: the largest TOKEN each algorithm sent at each N (row T19).
 var (
 	tokenNs      = []int{30, 60, 120}
-	largestToken = map[string][]int{"forest-paper": {24, 36, 72}, "forest": {32, 56, 107}}
+	largestToken = map[string][]float64{"forest-paper": {24, 36, 72}, "forest": {32, 56, 107}}
 )
-
-// ints joins xs with commas.
-func ints(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
 
 // section4Cmd prints the figures of section 4 that the bv95 study does not
 // produce; its argument names which (docs/experiments/bv95/section4.sh).
@@ -539,14 +532,11 @@ var longRuns = map[string][][2]float64{
 }
 
 // settingDDev is the largest relative distance between algorithm a's
-// messages per entry in setting D and in setting s at settingDRates, over
-// the rates at or above from.
-func settingDDev(d *data, a string, s bvSetting, from float64) float64 {
+// messages per entry in setting D and in setting s at settingDRates.
+func settingDDev(d *data, a string, s bvSetting) float64 {
 	var dev float64
 	for i, l := range settingDRates {
-		if l >= from {
-			dev = math.Max(dev, math.Abs(settingDMsgs[a][i]/bv(d, a, s, l, "msgs_per_entry")-1))
-		}
+		dev = math.Max(dev, math.Abs(settingDMsgs[a][i]/bv(d, a, s, l, "msgs_per_entry")-1))
 	}
 	return dev
 }

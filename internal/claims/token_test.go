@@ -64,8 +64,8 @@ func TestLargestToken(t *testing.T) {
 					largest = max(largest, ev.Words)
 				}
 			}
-			if largest != want[i] {
-				t.Errorf("%s, N = %d: largest TOKEN %d words, row T19 says %d: re-run %s tokens and update largestToken", name, n, largest, want[i], section4Cmd)
+			if float64(largest) != want[i] {
+				t.Errorf("%s, N = %d: largest TOKEN %d words, row T19 says %v: re-run %s tokens and update largestToken", name, n, largest, want[i], section4Cmd)
 			}
 		}
 	}
