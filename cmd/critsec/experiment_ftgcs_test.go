@@ -59,3 +59,21 @@ func TestExperimentFTGCSBadInput(t *testing.T) {
 		refusesOneLine(t, []string{"experiment", "ftgcs"}, args)
 	}
 }
+
+// TestCrashStudyMessages: the crash studies' own refusals say what is
+// wrong and what they take.
+func TestCrashStudyMessages(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ftgcs", "--crash", ""}, "--crash is empty: the study needs crashes (NODE@TIME,... or random:COUNT:FROM:TO)"},
+		{[]string{"ft07", "--detector", "Q"}, `--detector "Q" is not a failure-detector class the study takes: choose P (perfect) or T (trusting)`},
+		{[]string{"ftgcs", "--detector", "Q"}, "choose P (perfect) or T (trusting)"},
+	} {
+		code, out := runCLI(t, append([]string{"experiment"}, c.args...)...)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, out, c.want)
+		}
+	}
+}

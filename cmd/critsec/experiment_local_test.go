@@ -42,6 +42,21 @@ func TestExperimentLocalWritesTablesAndPlots(t *testing.T) {
 	}
 }
 
+// TestExperimentLocalNoPlots: a study none of whose runs is whole
+// (lkcs-paper breaks on the torus at heavy load) writes its tables, no
+// plot, and says why.
+func TestExperimentLocalNoPlots(t *testing.T) {
+	dir := t.TempDir()
+	code, out := runCLI(t, "experiment", "local", "--algs", "lkcs-paper", "--topologies", "torus", "--n", "16",
+		"--loads", "heavy", "--seeds", "1", "--entries", "10", "--out", dir)
+	if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), "no plots: no run reached its entries with no violation") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg")); len(svgs) != 0 {
+		t.Errorf("plots written: %v", svgs)
+	}
+}
+
 // TestExperimentLocalBadInput: the local study's own flags are refused
 // with exit status 2, one line on standard error, and no file written.
 func TestExperimentLocalBadInput(t *testing.T) {
