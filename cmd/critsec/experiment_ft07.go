@@ -46,8 +46,9 @@ schedule, the load, the detector and the seed. It writes:
       and the number of runs with each verdict.
 
 Every part runs --seeds times (default 10: about 2 to 3 minutes of wall
-time on 2 cores, docs/results.md) and writes means with their 95 % confidence intervals (columns _ci95) over the
-seeds; Figure 2 also the largest of the runs' maxima per step.
+time on 2 cores, docs/results.md) and writes means with their 95 %
+confidence intervals (columns _ci95) over the seeds; Figure 2 also the
+largest of the runs' maxima per step.
 
 docs/fault-tolerance.md discusses the results.`,
 		Example: `  critsec experiment ft07 --out /tmp/ft07
