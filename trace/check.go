@@ -744,16 +744,16 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 			list(waits), c.guard.L())
 	}
 	var unheld []string
-	if len(idle) > 0 && c.drained {
+	if len(idle) > 0 {
+		if !c.drained {
+			return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
+				list(waits), isAre(len(waits)), strings.Join(idle, " "))
+		}
 		var conf Confirmation
 		var note string
 		if unheld, conf, note = c.drainUnheld(waits, idle); unheld == nil {
 			return conf, note
 		}
-	}
-	if len(idle) > 0 && !c.drained {
-		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
-			list(waits), isAre(len(waits)), strings.Join(idle, " "))
 	}
 	if i, j, ok := c.unsuspected(); ok {
 		return CannotConfirm, fmt.Sprintf("P%d has not suspected the crashed P%d: a failure detector output may still be enabled (the trace does not say which detector ran)", i, j)
