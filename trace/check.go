@@ -775,7 +775,7 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 // problem allows; one that no bound holds is never completed by a
 // continuation without new entries: the simulator's deadlock of the
 // drain. Under an exit guard the bounds are the global l..k, as the
-// simulator judges them.
+// simulator judges them (property.CrashBounds.DrainTracker).
 func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, string) {
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		if !c.crashed[id] && c.pending[id] == cs.None && c.state[id] == cs.InCS {
@@ -784,10 +784,7 @@ func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, str
 	}
 	judge, blocked := c.prop, false
 	if c.guard != nil {
-		blocked = c.guard.ExitsBlocked(c)
-		if p, err := property.Global(c.n, c.guard.L(), c.guard.K()); err == nil {
-			judge, _ = property.NewTracker(p, c)
-		}
+		judge, blocked = c.guard.DrainTracker(c), c.guard.ExitsBlocked(c)
 	}
 	var unheld []string
 	for id := cs.ID(1); int(id) <= c.n; id++ {
