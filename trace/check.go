@@ -671,7 +671,7 @@ func (c *checker) confirmStarvation(cl *Claim) (Confirmation, string) {
 		return NotConfirmed, fmt.Sprintf("P%d's request, made at t=%g, was pending %g time units at the end of the trace (t=%g), less than the bound %g", i, cl.Since, c.lastT-cl.Since, c.lastT, cl.Bound)
 	case !(c.stateNode != 0 && c.stateT > cl.Since+cl.Bound):
 		return NotConfirmed, fmt.Sprintf("no process changed state after t=%g, when P%d's request had waited the bound: the others did not progress while it waited, which is not starvation", cl.Since+cl.Bound, i)
-	case c.pending[i] == cs.Exit && c.guard != nil && c.guard.ExitsBlocked(c):
+	case c.pending[i] == cs.Exit && c.exitsBlocked():
 		return NotConfirmed, fmt.Sprintf("at the end at most l = %d processes are live: the exit guard requires P%d's exit to wait (docs/ft-global-lk-cs.md, I3)", c.guard.L(), i)
 	}
 	return Confirmed, fmt.Sprintf("P%d's %s request, made at t=%g, is still pending at the end of the trace (t=%g), %g time units later, at least the bound %g, while the others went on changing state until t=%g",
@@ -692,7 +692,7 @@ func (c *checker) confirmLivelock(cl *Claim) (Confirmation, string) {
 	if !(cl.Since+cl.Bound <= c.lastT) {
 		return NotConfirmed, fmt.Sprintf("the trace ends at t=%g, %g time units after t=%g, less than the bound %g", c.lastT, c.lastT-cl.Since, cl.Since, cl.Bound)
 	}
-	blocked := c.guard != nil && c.guard.ExitsBlocked(c)
+	blocked := c.exitsBlocked()
 	var waits []string
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		if !c.crashed[id] && c.pending[id] != cs.None && !(blocked && c.pending[id] == cs.Exit) {
@@ -739,7 +739,7 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 	if len(waits) == 0 {
 		return NotConfirmed, "no live process waits in a request at the end"
 	}
-	if c.guard != nil && entries == 0 && c.guard.ExitsBlocked(c) {
+	if entries == 0 && c.exitsBlocked() {
 		return NotConfirmed, fmt.Sprintf("at the end only exits wait (%s) and at most l = %d processes are live: the exit guard requires them to wait (docs/ft-global-lk-cs.md, I3), which is not a deadlock",
 			list(waits), c.guard.L())
 	}
@@ -782,9 +782,9 @@ func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, str
 			return nil, CannotConfirm, fmt.Sprintf("at the end of the drain P%d is InCS with no exit request: it could still call Exit", id)
 		}
 	}
-	judge, blocked := c.prop, false
+	judge, blocked := c.prop, c.exitsBlocked()
 	if c.guard != nil {
-		judge, blocked = c.guard.DrainTracker(c), c.guard.ExitsBlocked(c)
+		judge = c.guard.DrainTracker(c)
 	}
 	var unheld []string
 	for id := cs.ID(1); int(id) <= c.n; id++ {
@@ -799,6 +799,12 @@ func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, str
 	}
 	return unheld, Confirmed, ""
 }
+
+// exitsBlocked reports whether the property has an exit guard and at most
+// l processes are live: every pending exit then waits as the
+// specification requires (property.CrashBounds.ExitsBlocked), as the
+// simulator judges it.
+func (c *checker) exitsBlocked() bool { return c.guard != nil && c.guard.ExitsBlocked(c) }
 
 // inTransitToLive counts the unreceived sends to live processes and
 // describes the one on the lowest link.
