@@ -147,7 +147,8 @@ type Result struct {
 	// changing state (property.Tracker.Completable). Requests that compete
 	// for the same slack count once: two exits with room for one count 1.
 	// For a global problem a drain with Unheld > 0 ends in a deadlock
-	// violation; for a local one they are reported here.
+	// violation, or in a starvation seen up to the stop (verdicts); for a
+	// local one they are reported here.
 	Pending, PendingExits, Unheld int
 	// PendingWaitMax is the longest time a pending request of a live
 	// process had waited at the end (EndTime minus its request's time; 0
