@@ -64,6 +64,19 @@ func (b *CrashBounds) L() int { return b.l }
 // K is the upper bound on the live processes InCS (S1).
 func (b *CrashBounds) K() int { return b.k }
 
+// DrainTracker returns a tracker of the global bounds l..k starting from
+// v: at the end of a drain it says which pending requests a bound holds,
+// which is S2 once every crash is reported (the detector plan has run
+// out). A crash a trusting module never reported (one before its first
+// trust) would let S2 allow an exit that these bounds hold: the judgement
+// errs towards holding. The simulator and trace check judge the end of a
+// drain with it.
+func (b *CrashBounds) DrainTracker(v View) *Tracker {
+	p, _ := Global(b.n, b.l, b.k) // valid: NewCrashBounds checked them
+	t, _ := NewTracker(p, v)
+	return t
+}
+
 // String describes the bounds in one line.
 func (b *CrashBounds) String() string {
 	return fmt.Sprintf("#live InCS <= %d; every exit leaves >= %d InCS, counting unreported crashes (crash-stop)", b.k, b.l)

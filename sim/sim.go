@@ -147,7 +147,8 @@ type Result struct {
 	// changing state (property.Tracker.Completable). Requests that compete
 	// for the same slack count once: two exits with room for one count 1.
 	// For a global problem a drain with Unheld > 0 ends in a deadlock
-	// violation; for a local one they are reported here.
+	// violation, or in a starvation seen up to the stop (verdicts); for a
+	// local one they are reported here.
 	Pending, PendingExits, Unheld int
 	// PendingWaitMax is the longest time a pending request of a live
 	// process had waited at the end (EndTime minus its request's time; 0
@@ -912,20 +913,12 @@ func (e *engine) exitsBlocked() bool { return e.guard != nil && e.guard.ExitsBlo
 
 // judge returns the tracker that says which pending requests a bound holds
 // at the end of a drain: the property's own, or under an exit guard the
-// global bounds l..k, which is S2 once every crash is reported (the
-// detector plan has run out). A crash a trusting module never reported
-// (one before its first trust) would let S2 allow an exit that these
-// bounds hold: the judgement errs towards holding.
+// global bounds l..k (property.CrashBounds.DrainTracker).
 func (e *engine) judge() *property.Tracker {
 	if e.guard == nil {
 		return e.safety
 	}
-	p, err := property.Global(e.n, e.guard.L(), e.guard.K())
-	if err != nil {
-		return e.safety // cannot happen: the guard's bounds are valid
-	}
-	t, _ := property.NewTracker(p, e)
-	return t
+	return e.guard.DrainTracker(e)
 }
 
 // Crashed implements property.CrashView: id has crashed.

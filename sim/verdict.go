@@ -96,13 +96,14 @@ func (e *engine) verdicts() {
 	}
 	e.res.StarveBound = e.starve
 	e.curKind = 0
-	switch {
-	case e.starved(), e.stuck == "" && e.livelocked():
-	case e.stuck != "":
-		e.fail(KindDeadlock, e.stuck)
-		return
-	default:
-		return
+	if !e.starved() {
+		if e.stuck != "" {
+			e.fail(KindDeadlock, e.stuck)
+			return
+		}
+		if !e.livelocked() {
+			return
+		}
 	}
 	e.res.Violation.Event = "end of the run"
 	if e.res.DrainCut != "" {

@@ -671,7 +671,7 @@ func (c *checker) confirmStarvation(cl *Claim) (Confirmation, string) {
 		return NotConfirmed, fmt.Sprintf("P%d's request, made at t=%g, was pending %g time units at the end of the trace (t=%g), less than the bound %g", i, cl.Since, c.lastT-cl.Since, c.lastT, cl.Bound)
 	case !(c.stateNode != 0 && c.stateT > cl.Since+cl.Bound):
 		return NotConfirmed, fmt.Sprintf("no process changed state after t=%g, when P%d's request had waited the bound: the others did not progress while it waited, which is not starvation", cl.Since+cl.Bound, i)
-	case c.pending[i] == cs.Exit && c.guard != nil && c.guard.ExitsBlocked(c):
+	case c.pending[i] == cs.Exit && c.exitsBlocked():
 		return NotConfirmed, fmt.Sprintf("at the end at most l = %d processes are live: the exit guard requires P%d's exit to wait (docs/ft-global-lk-cs.md, I3)", c.guard.L(), i)
 	}
 	return Confirmed, fmt.Sprintf("P%d's %s request, made at t=%g, is still pending at the end of the trace (t=%g), %g time units later, at least the bound %g, while the others went on changing state until t=%g",
@@ -692,7 +692,7 @@ func (c *checker) confirmLivelock(cl *Claim) (Confirmation, string) {
 	if !(cl.Since+cl.Bound <= c.lastT) {
 		return NotConfirmed, fmt.Sprintf("the trace ends at t=%g, %g time units after t=%g, less than the bound %g", c.lastT, c.lastT-cl.Since, cl.Since, cl.Bound)
 	}
-	blocked := c.guard != nil && c.guard.ExitsBlocked(c)
+	blocked := c.exitsBlocked()
 	var waits []string
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		if !c.crashed[id] && c.pending[id] != cs.None && !(blocked && c.pending[id] == cs.Exit) {
@@ -739,21 +739,21 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 	if len(waits) == 0 {
 		return NotConfirmed, "no live process waits in a request at the end"
 	}
-	if c.guard != nil && entries == 0 && c.guard.ExitsBlocked(c) {
+	if entries == 0 && c.exitsBlocked() {
 		return NotConfirmed, fmt.Sprintf("at the end only exits wait (%s) and at most l = %d processes are live: the exit guard requires them to wait (docs/ft-global-lk-cs.md, I3), which is not a deadlock",
 			list(waits), c.guard.L())
 	}
 	var unheld []string
-	if len(idle) > 0 && c.drained {
+	if len(idle) > 0 {
+		if !c.drained {
+			return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
+				list(waits), isAre(len(waits)), strings.Join(idle, " "))
+		}
 		var conf Confirmation
 		var note string
 		if unheld, conf, note = c.drainUnheld(waits, idle); unheld == nil {
 			return conf, note
 		}
-	}
-	if len(idle) > 0 && !c.drained {
-		return CannotConfirm, fmt.Sprintf("at the end %s %s waiting but %s could still call Entry or Exit; whether some continuation completes the pending requests is decided by the model checker's search (docs/design/deadlock-under-a-budget.md), not by a trace",
-			list(waits), isAre(len(waits)), strings.Join(idle, " "))
 	}
 	if i, j, ok := c.unsuspected(); ok {
 		return CannotConfirm, fmt.Sprintf("P%d has not suspected the crashed P%d: a failure detector output may still be enabled (the trace does not say which detector ran)", i, j)
@@ -775,19 +775,16 @@ func (c *checker) confirmDeadlock() (Confirmation, string) {
 // problem allows; one that no bound holds is never completed by a
 // continuation without new entries: the simulator's deadlock of the
 // drain. Under an exit guard the bounds are the global l..k, as the
-// simulator judges them.
+// simulator judges them (property.CrashBounds.DrainTracker).
 func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, string) {
 	for id := cs.ID(1); int(id) <= c.n; id++ {
 		if !c.crashed[id] && c.pending[id] == cs.None && c.state[id] == cs.InCS {
 			return nil, CannotConfirm, fmt.Sprintf("at the end of the drain P%d is InCS with no exit request: it could still call Exit", id)
 		}
 	}
-	judge, blocked := c.prop, false
+	judge, blocked := c.prop, c.exitsBlocked()
 	if c.guard != nil {
-		blocked = c.guard.ExitsBlocked(c)
-		if p, err := property.Global(c.n, c.guard.L(), c.guard.K()); err == nil {
-			judge, _ = property.NewTracker(p, c)
-		}
+		judge = c.guard.DrainTracker(c)
 	}
 	var unheld []string
 	for id := cs.ID(1); int(id) <= c.n; id++ {
@@ -802,6 +799,12 @@ func (c *checker) drainUnheld(waits, idle []string) ([]string, Confirmation, str
 	}
 	return unheld, Confirmed, ""
 }
+
+// exitsBlocked reports whether the property has an exit guard and at most
+// l processes are live: every pending exit then waits as the
+// specification requires (property.CrashBounds.ExitsBlocked), as the
+// simulator judges it.
+func (c *checker) exitsBlocked() bool { return c.guard != nil && c.guard.ExitsBlocked(c) }
 
 // inTransitToLive counts the unreceived sends to live processes and
 // describes the one on the lowest link.

@@ -397,10 +397,9 @@ func unmeant(silences []Silence, faults []Injected, timeout time.Duration) []Sil
 func lateUnmeant(late []LateKill, faults []Injected) []LateKill {
 	var out []LateKill
 	for _, k := range late {
-		frozen := false
-		for _, in := range faults {
-			frozen = frozen || in.Kind == PauseTree && slices.Contains(in.Members, k.Member)
-		}
+		frozen := slices.ContainsFunc(faults, func(in Injected) bool {
+			return in.Kind == PauseTree && slices.Contains(in.Members, k.Member)
+		})
 		if !frozen {
 			out = append(out, k)
 		}

@@ -263,15 +263,11 @@ func (nt *Net) apply() error {
 	return errors.Join(errs...)
 }
 
-// inNetns runs f on a thread in network namespace ns ("": this thread's,
-// on this thread); sockets f creates
+// inNetns runs f on a thread in network namespace ns; sockets f creates
 // stay in it. The thread is not given back to the runtime: it ends with f
 // (so no child of the harness may have PR_SET_PDEATHSIG: it fires when the
 // thread that forked it exits, which may be this one).
 func inNetns(ns string, f func() error) error {
-	if ns == "" {
-		return f()
-	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
@@ -302,13 +298,18 @@ func listenIn(ns, addr string) (ln net.Listener, err error) {
 // dialIn dials addr from local in namespace ns.
 func dialIn(ns, local, addr string) (c net.Conn, err error) {
 	err = inNetns(ns, func() error {
-		la, err := net.ResolveTCPAddr("tcp", local)
-		if err != nil {
-			return err
-		}
-		d := net.Dialer{LocalAddr: la, Timeout: 2 * time.Second}
-		c, err = d.Dial("tcp", addr)
+		c, err = dial(local, addr)
 		return err
 	})
 	return c, err
+}
+
+// dial dials addr from local, in this thread's namespace.
+func dial(local, addr string) (net.Conn, error) {
+	la, err := net.ResolveTCPAddr("tcp", local)
+	if err != nil {
+		return nil, err
+	}
+	d := net.Dialer{LocalAddr: la, Timeout: 2 * time.Second}
+	return d.Dial("tcp", addr)
 }

@@ -12,7 +12,6 @@ import (
 // service address; it dials J from the caller's relay address and copies
 // both ways, each chunk held for the current delay of the two ends.
 type relay struct {
-	ns    string
 	mu    sync.Mutex
 	delay []time.Duration // by member id - 1
 	lns   []net.Listener
@@ -20,12 +19,12 @@ type relay struct {
 	wg    sync.WaitGroup
 }
 
-// newRelay starts the relay for n members in namespace ns ("": this
-// process's).
-func newRelay(ns string, n int) (*relay, error) {
-	r := &relay{ns: ns, delay: make([]time.Duration, n), conns: map[net.Conn]bool{}}
+// newRelay starts the relay for n members in this process's namespace
+// (the relay process runs in the hub's).
+func newRelay(n int) (*relay, error) {
+	r := &relay{delay: make([]time.Duration, n), conns: map[net.Conn]bool{}}
 	for j := 1; j <= n; j++ {
-		ln, err := listenIn(ns, fmt.Sprintf("%s.0.254:%d", subnet, relayPort+j))
+		ln, err := net.Listen("tcp", fmt.Sprintf("%s.0.254:%d", subnet, relayPort+j))
 		if err != nil {
 			r.close()
 			return nil, err
@@ -87,7 +86,7 @@ func (r *relay) serve(ln net.Listener, j, n int) {
 			if i < 1 || i > n {
 				return // not from a member
 			}
-			up, err := dialIn(r.ns, fmt.Sprintf("%s.2.%d:0", subnet, i), MemberAddr(j))
+			up, err := dial(fmt.Sprintf("%s.2.%d:0", subnet, i), MemberAddr(j))
 			if err != nil || !r.track(up) {
 				return
 			}

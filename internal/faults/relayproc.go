@@ -98,7 +98,7 @@ func RelayMain(n int, ctl io.Reader, out, stderr io.Writer) int {
 	if err := fence.Prioritize(); err != nil {
 		fmt.Fprintf(stderr, "relay: at normal scheduling priority (%v): a loaded machine may stall every link\n", err)
 	}
-	r, err := newRelay("", n)
+	r, err := newRelay(n)
 	if err != nil {
 		fmt.Fprintf(out, "%v\n", err)
 		return 1
