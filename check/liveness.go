@@ -309,8 +309,9 @@ func (c *continuation) fromStem(root int) (*Violation, string) {
 		return nil, errLimit
 	}
 	_, en := l.enabledUnits(s, c.acts)
-	c.visited[fp] = c.newNode(s, ages, en, -1, int32(root), noAction)
-	if v := c.push(c.visited[fp]); v != nil {
+	id := c.newNode(s, ages, en, -1, int32(root), noAction)
+	c.visited[fp] = id
+	if v := c.push(id); v != nil {
 		return v, ""
 	}
 	for len(c.dfs) > 0 {
