@@ -384,9 +384,9 @@ func (c Config) Validate() error {
 	case c.Search < BreadthFirst || c.Search > Liveness:
 		return outOfRange("Search", c.Search, "need BreadthFirst, DepthFirst or Liveness")
 	case c.PartialOrder && c.Search != DepthFirst:
-		return needs("PartialOrder", needsDFS, "its cycle proviso uses the depth-first stack")
+		return needs("PartialOrder", searchDFS, "its cycle proviso uses the depth-first stack")
 	case c.ExpectedStates > 0 && c.Search != DepthFirst:
-		return needs("ExpectedStates", needsDFS, "it sizes the depth-first visited set")
+		return needs("ExpectedStates", searchDFS, "it sizes the depth-first visited set")
 	case c.DeadlockStates < 0:
 		return outOfRangeOr0("DeadlockStates", c.DeadlockStates, "need >= 1", "DefaultDeadlockStates")
 	case c.ExpectedStates < 0:

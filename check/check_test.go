@@ -299,8 +299,9 @@ func pathString(p []check.Step) string {
 	return strings.Join(s, "; ")
 }
 
-// TestLimits: hitting MaxStates, the deadline of Run's context or its
-// cancellation gives Incomplete, never OK, in every search.
+// TestLimits: hitting MaxStates (breadth-first), or the deadline of Run's
+// context or its cancellation (in every search), gives Incomplete, never
+// OK.
 func TestLimits(t *testing.T) {
 	res := mustRun(t, check.Config{Machines: raymondMachines(t, 3, 2), Property: global(t, 3, 0, 2), Budget: 2, MaxStates: 100})
 	if res.Verdict != check.Incomplete || res.States != 100 || !strings.Contains(res.Reason, "max-states") {

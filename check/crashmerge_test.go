@@ -11,8 +11,9 @@ import (
 )
 
 // crashCases are configurations with crashes, with and without failure
-// detectors: ftraymond (ok; on 2 processes under -short), Raymond (ok up to k-1 crashes, a deadlock at
-// k), the test Ricart-Agrawala (a deadlock without a detector, ok with P).
+// detectors: ftraymond (ok; on 2 processes under -short), Raymond (ok up
+// to k-1 crashes, a deadlock at k), the test Ricart-Agrawala (a deadlock
+// without a detector, ok with P).
 func crashCases(t *testing.T) []struct {
 	name string
 	cfg  check.Config

@@ -43,8 +43,8 @@ func (e *FieldError) Error() string {
 
 // The searches as FieldError.Needs and FieldError.Excludes name them.
 const (
-	needsDFS      = "Search = DepthFirst"
-	needsLiveness = "Search = Liveness"
+	searchDFS      = "Search = DepthFirst"
+	searchLiveness = "Search = Liveness"
 )
 
 // outOfRange is the FieldError of field's value v, which must be in rng

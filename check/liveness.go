@@ -309,8 +309,9 @@ func (c *continuation) fromStem(root int) (*Violation, string) {
 		return nil, errLimit
 	}
 	_, en := l.enabledUnits(s, c.acts)
-	c.visited[fp] = c.newNode(s, ages, en, -1, int32(root), noAction)
-	if v := c.push(c.visited[fp]); v != nil {
+	id := c.newNode(s, ages, en, -1, int32(root), noAction)
+	c.visited[fp] = id
+	if v := c.push(id); v != nil {
 		return v, ""
 	}
 	for len(c.dfs) > 0 {
@@ -639,17 +640,17 @@ func (c Config) validateLiveness() error {
 	case c.FairBound < 0 || c.FairBound > 250:
 		return outOfRange("FairBound", c.FairBound, "need 0 <= bound <= 250 (0: exact weak fairness)")
 	case c.Search != Liveness && c.LivenessStates > 0:
-		return needs("LivenessStates", needsLiveness, "it bounds the starvation search")
+		return needs("LivenessStates", searchLiveness, "it bounds the starvation search")
 	case c.Search != Liveness && c.FairBound > 0:
-		return needs("FairBound", needsLiveness, "it bounds the starvation search")
+		return needs("FairBound", searchLiveness, "it bounds the starvation search")
 	case c.Search != Liveness:
 		return nil
 	case c.Unordered:
-		return excludes("Unordered", needsLiveness, "the starvation search needs FIFO channels: its fairness units are channel heads")
+		return excludes("Unordered", searchLiveness, "the starvation search needs FIFO channels: its fairness units are channel heads")
 	case c.Crashes > 0:
-		return excludes("Crashes", needsLiveness, "the starvation search is defined without crashes")
+		return excludes("Crashes", searchLiveness, "the starvation search is defined without crashes")
 	case c.Detector != nil:
-		return excludes("Detector", needsLiveness, "the starvation search is defined without failure detectors")
+		return excludes("Detector", searchLiveness, "the starvation search is defined without failure detectors")
 	}
 	ideals := len(idealsOf(c.Machines[0]))
 	if u := n*n + n + n*ideals; u > maxUnits {

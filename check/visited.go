@@ -32,7 +32,7 @@ func (c Config) validateDisk() error {
 		return nil
 	}
 	if c.Search != DepthFirst {
-		return needs("DiskDir", needsDFS, "only the depth-first visited set can be kept on disk")
+		return needs("DiskDir", searchDFS, "only the depth-first visited set can be kept on disk")
 	}
 	if err := store.ValidateDir(c.DiskDir); err != nil {
 		return &FieldError{Field: "DiskDir", Value: c.DiskDir, Why: "is not a writable directory: " + err.Error()}

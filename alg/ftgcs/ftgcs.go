@@ -135,17 +135,14 @@ func New(p cs.Params, design string) ([]cs.Machine, error) {
 		var lside cs.Machine
 		if ls == nil {
 			lside = newInclusion(id, p.N, p.L, state)
+			ms[i] = gated{m}
 		} else {
 			m.dropped = ls[i].(*ftraymond.Machine)
 			lside = cs.Co(m.dropped)
+			ms[i] = m
 		}
 		if m.Sides, err = compose.New(config, id, state, lside, ks[i]); err != nil {
 			return nil, err
-		}
-		if ls == nil {
-			ms[i] = gated{m}
-		} else {
-			ms[i] = m
 		}
 	}
 	return ms, nil

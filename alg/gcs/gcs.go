@@ -12,13 +12,15 @@
 // the invariant #G_i >= #L_i and #G_i <= #K_i of Lemma 8 holds, so
 // l <= #L <= #G <= #K <= k.
 //
-// The children's messages travel in cs.Tagged envelopes with tags "lmin" and
-// "kmex"; the composition is package compose, which ftgcs shares. GCS uses its children only through the CS interface, so it takes
-// them as constructors (Options): the paper's are MUTIN(l) (package mutin)
-// and Co(MUTIN(n-k)) (package kmutex), and any other l-mutual inclusion or
+// The children's messages travel in cs.Tagged envelopes with tags "lmin"
+// and "kmex"; the composition is package compose, which ftgcs shares. GCS
+// uses its children only through the CS interface, so it takes them as
+// constructors (Options): the paper's are MUTIN(l) (package mutin) and
+// Co(MUTIN(n-k)) (package kmutex), and any other l-mutual inclusion or
 // k-mutual exclusion serves. Deviations: those of the children (the
-// registry's mutin.Fixed forwards every Release to an outstanding Query; see
-// docs/design/mutin-fix.md).
+// registry's mutin.Fixed forwards every Release to an outstanding Query;
+// see docs/design/mutin-fix.md) and that of package compose (a new request
+// waits until the second call of the last one has completed).
 package gcs
 
 import (

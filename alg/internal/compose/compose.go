@@ -8,6 +8,11 @@
 // second, which never blocks. Packages gcs and ftgcs embed Sides and add
 // what is theirs (gcs: the children's constructors; ftgcs: the failure
 // detector's input, the initialization and the fencing token).
+//
+// Deviations: a request stays pending until its second call has completed
+// too (Sides.Pending), so a new request never overtakes it; and, for
+// ftgcs only, an Exit may first wait for the k side's initialization
+// (Config.Init) and each re-test may first update the l side (Config.Sync).
 package compose
 
 import (
@@ -128,8 +133,9 @@ func (s *Sides) LEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: L
 // KEnv is the k side's environment: its messages leave tagged KTag.
 func (s *Sides) KEnv(env cs.Env) cs.Env { return cs.ChildEnv{Parent: env, Tag: KTag} }
 
-// Exit is Exit() of Algorithm 3: l.Exit(), then k.Exit(). With
-// Config.Init it first starts the k side's initialization and waits for it.
+// Exit is Exit() of Algorithm 3: l.Exit() (Request), then k.Exit()
+// (Release). With Config.Init it first starts the k side's initialization
+// and waits for it.
 func (s *Sides) Exit(env cs.Env) error {
 	if err := cs.CheckCall(s, cs.Exit); err != nil {
 		return err
@@ -146,7 +152,8 @@ func (s *Sides) Exit(env cs.Env) error {
 	return s.Advance(env)
 }
 
-// Entry is Entry() of Algorithm 3: k.Entry(), then l.Entry().
+// Entry is Entry() of Algorithm 3: k.Entry() (Request), then l.Entry()
+// (Release).
 func (s *Sides) Entry(env cs.Env) error {
 	if err := cs.CheckCall(s, cs.Entry); err != nil {
 		return err
